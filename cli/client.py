@@ -1,0 +1,164 @@
+"""The commands' lean HTTP client to the controller.
+
+Standard library only (``http.client`` over the controller's Unix socket),
+because every command pays its import time on every run.  The socket path
+comes from the configuration found through ``SLURM_CONF`` (or ``-f``), so
+``SLURM_CONF`` alone is enough on the controller's host; the controller
+learns who we are from the socket's peer credentials (``auth/local``).
+
+Errors come back as ``SlurmError`` with Slurm's code and message, e.g.
+``SlurmError(ESLURM_INVALID_JOB_ID)`` -> "Invalid job id specified".
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+from typing import Any
+from urllib.parse import urlencode
+
+from slurmlite import errors
+from slurmlite.config import Config, ConfigError, load_config
+from slurmlite.errors import SlurmError
+from slurmlite.protocol import (
+    CancelRequest,
+    CancelResult,
+    JobInfo,
+    JobSubmit,
+    NodeInfo,
+    NodeUpdate,
+    PartitionInfo,
+    SubmitResult,
+    from_dict,
+    to_dict,
+)
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        sock.connect(self._path)
+        self.sock = sock
+
+
+class ControllerClient:
+    def __init__(self, config: Config, prog: str = "slurmlite", timeout: float = 60.0) -> None:
+        self.config = config
+        self.prog = prog
+        self._conn = _UnixConnection(config.socket_path, timeout)
+
+    @classmethod
+    def from_env(cls, prog: str, conf_path: str | None = None) -> ControllerClient:
+        try:
+            cfg = load_config(conf_path)
+        except (ConfigError, OSError) as e:
+            raise SlurmError(errors.SLURM_COMMUNICATIONS_CONNECTION_ERROR, str(e)) from None
+        return cls(cfg, prog)
+
+    # ------------------------------------------------------------ transport
+
+    def request(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None) -> Any:
+        if query:
+            items = [(k, v) for k, v in query.items() if v is not None and v != [] and v is not False]
+            flat = []
+            for k, v in items:
+                if isinstance(v, list | tuple | set):
+                    flat += [(k, str(x)) for x in v]
+                else:
+                    flat.append((k, "true" if v is True else str(v)))
+            if flat:
+                path = f"{path}?{urlencode(flat)}"
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"content-type": "application/json"} if data is not None else {}
+        for attempt in (0, 1):
+            try:
+                self._conn.request(method, path, body=data, headers=headers)
+                resp = self._conn.getresponse()
+                raw = resp.read()
+                break
+            except (ConnectionError, http.client.HTTPException, OSError) as e:
+                self._conn.close()
+                if attempt == 1 or isinstance(e, FileNotFoundError | ConnectionRefusedError):
+                    raise SlurmError(errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR) from None
+        try:
+            payload = json.loads(raw) if raw else None
+        except ValueError:
+            payload = None
+        if resp.status >= 400:
+            raise _error_from(resp.status, payload)
+        return payload
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # ---------------------------------------------------------------- calls
+
+    def submit(self, req: JobSubmit) -> SubmitResult:
+        return from_dict(SubmitResult, self.request("POST", "/v1/jobs", to_dict(req)))
+
+    def get_jobs(
+        self,
+        job_ids: list[int] | None = None,
+        users: list[str] | None = None,
+        names: list[str] | None = None,
+        partitions: list[str] | None = None,
+        states: set[str] | None = None,
+        all_states: bool = False,
+        with_steps: bool = False,
+    ) -> list[JobInfo]:
+        q = {"ids": job_ids, "users": users, "names": names, "partitions": partitions,
+             "states": sorted(states) if states else None, "all_states": all_states, "steps": with_steps}
+        data = self.request("GET", "/v1/jobs", query=q)
+        return [from_dict(JobInfo, j) for j in data["jobs"]]
+
+    def get_accounting(
+        self,
+        job_ids: list[int] | None = None,
+        users: list[str] | None = None,
+        names: list[str] | None = None,
+        states: set[str] | None = None,
+        start: float | None = None,
+        end: float | None = None,
+    ) -> list[JobInfo]:
+        q = {"ids": job_ids, "users": users, "names": names,
+             "states": sorted(states) if states else None, "start": start, "end": end}
+        data = self.request("GET", "/v1/accounting", query=q)
+        return [from_dict(JobInfo, j) for j in data["jobs"]]
+
+    def get_nodes(self) -> list[NodeInfo]:
+        return [from_dict(NodeInfo, n) for n in self.request("GET", "/v1/nodes")["nodes"]]
+
+    def get_partitions(self) -> list[PartitionInfo]:
+        return [from_dict(PartitionInfo, p) for p in self.request("GET", "/v1/partitions")["partitions"]]
+
+    def get_config_items(self) -> list[tuple[str, str]]:
+        return [(k, v) for k, v in self.request("GET", "/v1/config")["items"]]
+
+    def cancel(self, req: CancelRequest) -> list[CancelResult]:
+        data = self.request("POST", "/v1/jobs/cancel", to_dict(req))
+        return [from_dict(CancelResult, r) for r in data["results"]]
+
+    def update_nodes(self, upd: NodeUpdate) -> None:
+        self.request("POST", "/v1/nodes/update", to_dict(upd))
+
+    def whoami(self) -> tuple[int, str]:
+        data = self.request("GET", "/v1/whoami")
+        return int(data["uid"]), str(data["user"])
+
+
+def _error_from(status: int, payload: Any) -> SlurmError:
+    if isinstance(payload, dict):
+        body = payload.get("detail") if isinstance(payload.get("detail"), dict) else payload
+        if isinstance(body, dict) and "errno" in body:
+            return SlurmError(int(body["errno"]), body.get("detail"))
+    if status == 401:
+        return SlurmError(errors.ESLURM_AUTH_CRED_INVALID)
+    if status == 422:
+        return SlurmError(errors.SLURM_ERROR, f"request rejected by the controller: {payload}")
+    return SlurmError(errors.SLURM_ERROR, f"controller answered HTTP {status}")

@@ -1,0 +1,87 @@
+"""What every Slurm look-alike command shares: messages, exit codes, the client.
+
+Slurm's commands speak in a few fixed shapes, and scripts grep for them:
+
+* ``prog: error: <text>`` -- :func:`error` (Slurm's ``error()``);
+* ``<label>: <text>`` with no program name -- :func:`perror` (Slurm's
+  ``slurm_perror``), e.g. ``slurm_load_jobs error: Invalid job id specified``;
+* ``slurm-wlm 22.05.8`` for ``--version`` (Debian's package name, golden
+  ``00_sinfo_version.txt``) -- :data:`VERSION`.
+
+Commands reach the controller only through :class:`cli.client.ControllerClient`;
+:func:`get_client` looks the class up at call time so tests can replace
+``cli.client.ControllerClient.from_env`` with a fake.  Option parsing goes
+through :func:`parse_options`, which turns ``slurmlite.getopt`` errors into
+the exact lines and exit status of the real command::
+
+    args = parse_options(SQUEUE, argv)     # may raise SystemExit(1) after
+                                           # "squeue: unrecognized option ..."
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NoReturn, TextIO
+
+from slurmlite.getopt import CommandLineError, OptionTable, ParsedOptions, resolve
+
+if TYPE_CHECKING:
+    from cli.client import ControllerClient
+
+VERSION = "slurm-wlm 22.05.8"
+
+EXIT_OK = 0
+EXIT_ERROR = 1  # squeue, sinfo, scontrol, sacct...: any failure
+EXIT_SBATCH_OPTION = 255  # sbatch/srun option parsing errors
+
+
+def error(prog: str, message: str, stream: TextIO | None = None) -> None:
+    """``prog: error: message`` on stderr."""
+    print(f"{prog}: error: {message}", file=stream or sys.stderr)
+
+
+def perror(label: str, message: object, stream: TextIO | None = None) -> None:
+    """``label: message`` on stderr, as ``slurm_perror`` prints it."""
+    print(f"{label}: {message}", file=stream or sys.stderr)
+
+
+def fail(prog: str, message: str, code: int = EXIT_ERROR) -> NoReturn:
+    """Print ``prog: error: message`` and leave with ``code``."""
+    error(prog, message)
+    raise SystemExit(code)
+
+
+def print_version(stream: TextIO | None = None) -> None:
+    print(VERSION, file=stream or sys.stdout)
+
+
+def get_client(prog: str, conf_path: str | None = None) -> ControllerClient:
+    """A controller client for ``prog`` (raises ``SlurmError`` if unreachable)."""
+    from cli import client  # late: keeps --help/--version fast, lets tests patch
+
+    return client.ControllerClient.from_env(prog, conf_path)
+
+
+def parse_options(
+    table: OptionTable, argv: Sequence[str], env: Mapping[str, str] | None = None
+) -> ParsedOptions:
+    """Parse ``argv`` (no program name) with ``table``; on error print and exit.
+
+    Warnings found on the way (bad boolean environment values) are printed.
+    """
+    try:
+        parsed = resolve(table, argv, os.environ if env is None else env)
+    except CommandLineError as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        raise SystemExit(exc.exit_code) from None
+    for line in parsed.warnings:
+        print(line, file=sys.stderr)
+    return parsed
+
+
+def argv_or_default(argv: Sequence[str] | None) -> list[str]:
+    """``main(argv)`` convention: None means the real command line."""
+    return list(sys.argv[1:] if argv is None else argv)

@@ -1,0 +1,310 @@
+"""A whole cluster on one machine: ``slurmlite cluster up|down|status``.
+
+``up`` writes ``DIR/slurm.conf`` (compressed timeouts so tests run fast,
+fake GPUs, ``DefMemPerCPU`` so jobs share nodes, ``config_overrides`` so
+each agent advertises what the config says), a private cluster key, starts
+one ``slurmctld`` and one ``slurmd`` per node on loopback, waits until every
+node is IDLE and writes ``DIR/env`` (``export SLURM_CONF=...``).
+
+Each node gets its own loopback address (127.0.1.1, 127.0.1.2, ...) and
+port.  Node names must resolve to those addresses, because jobs use them as
+host names (torchrun's ``--master_addr``): names that do not resolve are
+added to ``/etc/hosts`` in a block marked with the cluster directory (root
+only; ``down`` removes the block); without root, ``up`` says what to add.
+
+``down`` stops exactly the daemons whose PID files are in ``DIR``.
+Running ``up`` twice is harmless: a running cluster is reported, not
+restarted.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from slurmlite.credential import generate_key_file
+from slurmlite.hostlist import expand
+
+HOSTS_FILE = Path("/etc/hosts")
+
+
+class ClusterError(Exception):
+    pass
+
+
+@dataclass
+class ClusterSpec:
+    directory: Path
+    nodelist: str = "node[1-2]"
+    cpus_per_node: int = 4
+    gpus_per_node: int = 0
+    gpu_type: str | None = None
+    mem_per_node: int = 8000
+    features: str = ""
+    port: int = 0
+    real_gpus: bool = False
+    cluster_name: str = "local"
+
+    @property
+    def conf(self) -> Path:
+        return self.directory / "slurm.conf"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+# ------------------------------------------------------------ name resolution
+
+
+def node_addresses(names: list[str]) -> tuple[dict[str, str], list[str]]:
+    """Loopback address per node, and the names /etc/hosts must learn."""
+    addrs: dict[str, str] = {}
+    missing: list[str] = []
+    for i, name in enumerate(names, start=1):
+        try:
+            found = socket.gethostbyname(name)
+        except OSError:
+            found = None
+        if found is None:
+            addrs[name] = f"127.0.1.{i}"
+            missing.append(name)
+        elif found.startswith("127."):
+            addrs[name] = found
+        else:
+            raise ClusterError(f"node name {name} resolves to {found}, which is not on this machine; "
+                               f"choose other names with --nodelist")
+    return addrs, missing
+
+
+def _marker(directory: Path) -> tuple[str, str]:
+    return f"# BEGIN slurmlite cluster {directory}", f"# END slurmlite cluster {directory}"
+
+
+def add_hosts_block(directory: Path, addrs: dict[str, str], names: list[str]) -> None:
+    if not names:
+        return
+    if os.geteuid() != 0:
+        lines = "\n".join(f"  {addrs[n]} {n}" for n in names)
+        raise ClusterError("these node names do not resolve, and only root may add them to /etc/hosts:\n"
+                           f"{lines}\nadd them yourself, or choose resolvable names with --nodelist")
+    begin, end = _marker(directory)
+    block = [begin, *(f"{addrs[n]} {n}" for n in names), end]
+    text = HOSTS_FILE.read_text() if HOSTS_FILE.exists() else ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    HOSTS_FILE.write_text(text + "\n".join(block) + "\n")
+
+
+def remove_hosts_block(directory: Path) -> None:
+    begin, end = _marker(directory)
+    try:
+        lines = HOSTS_FILE.read_text().splitlines()
+    except OSError:
+        return
+    out, skipping = [], False
+    for line in lines:
+        if line == begin:
+            skipping = True
+            continue
+        if line == end and skipping:
+            skipping = False
+            continue
+        if not skipping:
+            out.append(line)
+    if len(out) != len(lines):
+        HOSTS_FILE.write_text("\n".join(out) + "\n")
+
+
+# ------------------------------------------------------------ configuration
+
+
+def render_conf(spec: ClusterSpec, names: list[str], addrs: dict[str, str], ports: dict[str, int],
+                ctld_port: int) -> str:
+    d = spec.directory
+    def_mem = max(1, spec.mem_per_node // max(1, spec.cpus_per_node))
+    lines = [
+        f"# slurmlite local cluster written by 'slurmlite cluster up --dir {d}'",
+        f"ClusterName={spec.cluster_name}",
+        "SlurmctldHost=localhost(127.0.0.1)",
+        f"SlurmctldPort={ctld_port}",
+        f"StateSaveLocation={d}/state",
+        f"SlurmdSpoolDir={d}/spool/%n",
+        f"SlurmctldPidFile={d}/run/slurmctld.pid",
+        f"SlurmdPidFile={d}/run/slurmd-%n.pid",
+        f"SlurmctldLogFile={d}/log/slurmctld.log",
+        f"SlurmdLogFile={d}/log/slurmd-%n.log",
+        f"SlurmliteKeyFile={d}/slurmlite.key",
+        f"SlurmliteSocket={d}/state/slurmctld.sock",
+        "SlurmUser=root",
+        "# compressed timeouts: a silent node is DOWN after 5 s, kills wait 2 s",
+        "SlurmdTimeout=5",
+        "SlurmliteHeartbeatInterval=1",
+        "KillWait=2",
+        "MinJobAge=300",
+        "ReturnToService=2",
+        "SchedulerParameters=requeue_delay=2",
+        "SlurmdParameters=config_overrides",
+        f"DefMemPerCPU={def_mem}",
+        "GresTypes=gpu",
+    ]
+    gres = ""
+    if spec.gpus_per_node:
+        gres = f" Gres=gpu:{spec.gpu_type}:{spec.gpus_per_node}" if spec.gpu_type else f" Gres=gpu:{spec.gpus_per_node}"
+    feats = f" Features={spec.features}" if spec.features else ""
+    for n in names:
+        lines.append(f"NodeName={n} NodeAddr={addrs[n]} Port={ports[n]} CPUs={spec.cpus_per_node} "
+                     f"RealMemory={spec.mem_per_node}{gres}{feats} State=UNKNOWN")
+    lines.append("PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED State=UP")
+    return "\n".join(lines) + "\n"
+
+
+def render_gres(spec: ClusterSpec) -> str:
+    mode = "nvml" if spec.real_gpus else "off"
+    return f"# fake GPUs unless --real-gpus\nAutoDetect={mode}\n"
+
+
+# ---------------------------------------------------------------- lifecycle
+
+
+def _daemon(module: str, *args: str) -> None:
+    subprocess.run([sys.executable, "-m", module, *args], check=True, stdin=subprocess.DEVNULL)
+
+
+def controller_up(spec: ClusterSpec) -> bool:
+    pid = read_pid(spec.directory / "run" / "slurmctld.pid")
+    return pid is not None and pid_alive(pid)
+
+
+def up(spec: ClusterSpec, timeout: float = 60.0) -> str:
+    d = spec.directory = spec.directory.resolve()
+    if spec.conf.exists() and controller_up(spec):
+        wait_idle(spec, timeout)
+        return f"cluster in {d} is already up"
+    names = expand(spec.nodelist)
+    if not names:
+        raise ClusterError("--nodelist names no node")
+    addrs, missing = node_addresses(names)
+    add_hosts_block(d, addrs, missing)
+    for sub in ("state", "spool", "run", "log"):
+        (d / sub).mkdir(parents=True, exist_ok=True)
+    os.chmod(d, 0o755)
+    if not (d / "slurmlite.key").exists():
+        generate_key_file(d / "slurmlite.key")
+    ctld_port = spec.port or free_port()
+    ports = {n: free_port(addrs[n]) for n in names}
+    spec.conf.write_text(render_conf(spec, names, addrs, ports, ctld_port))
+    (d / "gres.conf").write_text(render_gres(spec))
+    os.chmod(spec.conf, 0o644)
+    _daemon("controller.main", "-f", str(spec.conf))
+    for n in names:
+        args = ["-N", n, "-f", str(spec.conf)]
+        if not spec.real_gpus:
+            args.append("--fake-gpus")
+        _daemon("agent.main", *args)
+    wait_idle(spec, timeout)
+    (d / "env").write_text(f"export SLURM_CONF={spec.conf}\n")
+    return f"cluster up in {d}: nodes {spec.nodelist}; run 'source {d}/env' to use it"
+
+
+def wait_idle(spec: ClusterSpec, timeout: float) -> None:
+    from cli.client import ControllerClient
+    from slurmlite.errors import SlurmError
+
+    deadline = time.monotonic() + timeout
+    last = "controller not answering"
+    while time.monotonic() < deadline:
+        try:
+            client = ControllerClient.from_env("slurmlite", str(spec.conf))
+            nodes = client.get_nodes()
+            client.close()
+            waiting = [n.name for n in nodes if n.state != "IDLE" or n.flags]
+            if not waiting:
+                return
+            last = "nodes not idle yet: " + ",".join(waiting)
+        except SlurmError as e:
+            last = str(e)
+        time.sleep(0.1)
+    raise ClusterError(f"cluster in {spec.directory} did not become ready within {timeout:.0f} s ({last}); "
+                       f"see the logs in {spec.directory}/log")
+
+
+def pid_files(directory: Path) -> list[Path]:
+    run = directory / "run"
+    return sorted(run.glob("slurmd-*.pid")) + [run / "slurmctld.pid"]
+
+
+def cancel_all(directory: Path, timeout: float = 10.0) -> None:
+    """Cancel every job of the cluster and wait (bounded) until none is running."""
+    from cli.client import ControllerClient
+    from slurmlite.errors import SlurmError
+    from slurmlite.protocol import CancelRequest
+
+    conf = directory / "slurm.conf"
+    if not conf.exists():
+        return
+    try:
+        client = ControllerClient.from_env("slurmlite", str(conf))
+        client.cancel(CancelRequest())
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not client.get_jobs(states={"RUNNING", "COMPLETING"}):
+                break
+            time.sleep(0.1)
+        client.close()
+    except SlurmError:
+        return  # controller already gone
+
+
+def down(directory: Path, timeout: float = 15.0) -> list[str]:
+    directory = directory.resolve()
+    if controller_up(ClusterSpec(directory)):
+        cancel_all(directory)
+    stopped = []
+    for path in pid_files(directory):
+        pid = read_pid(path)
+        if pid is None or not pid_alive(pid):
+            continue
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+        stopped.append(f"{path.stem} (pid {pid})")
+        path.unlink(missing_ok=True)
+    remove_hosts_block(directory)
+    return stopped
+
+
+def status(directory: Path) -> list[tuple[str, int | None, bool]]:
+    out = []
+    for path in pid_files(directory.resolve()):
+        pid = read_pid(path)
+        out.append((path.stem, pid, pid is not None and pid_alive(pid)))
+    return out

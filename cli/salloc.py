@@ -1,0 +1,11 @@
+"""``salloc``: not implemented yet (see cli/notyet.py)."""
+
+from cli.notyet import refuse
+
+
+def main() -> None:
+    refuse("salloc")
+
+
+if __name__ == "__main__":
+    main()

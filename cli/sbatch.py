@@ -1,0 +1,96 @@
+"""``sbatch``: submit a batch script.
+
+    sbatch [options] [script [args...]]      (script from a file, stdin, or --wrap)
+
+Options, ``#SBATCH`` directives and ``SBATCH_*`` variables are read by
+``slurmlite.sbatch_request.build_submit`` (command line > environment >
+directives); this module only talks to the controller and prints Slurm's
+answers: ``Submitted batch job N`` (nothing with digits before the id, which
+dask-jobqueue parses), ``N`` or ``N;cluster`` with ``--parsable``, and
+``sbatch: error: Batch job submission failed: <reason>`` with exit 1.
+
+Examples::
+
+    sbatch --wrap 'hostname'
+    sbatch -N 2 --gres=gpu:4 --time=1:00:00 train.sh
+    printf '#!/bin/sh\\necho hi\\n' | sbatch --parsable
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import socket
+import sys
+
+from cli.common import VERSION, get_client
+from slurmlite.errors import SlurmError
+from slurmlite.getopt import CommandLineError
+from slurmlite.sbatch_request import build_submit
+
+PROG = "sbatch"
+
+
+def _read_stdin() -> bytes:
+    return sys.stdin.buffer.read()
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        user = pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        user = str(os.getuid())
+    try:
+        cmd = build_submit(args, os.environ, os.getcwd(), _read_stdin, socket.gethostname(), user,
+                           umask=_umask())
+    except CommandLineError as e:
+        for line in e.lines:
+            print(line, file=sys.stderr)
+        sys.exit(e.exit_code)
+    if cmd.request == "version":
+        print(VERSION)
+        return
+    if cmd.request in ("help", "usage"):
+        print(__doc__)
+        return
+    for line in cmd.warnings:
+        print(line, file=sys.stderr)
+    if cmd.verbose:
+        for name in cmd.ignored:
+            print(f"{PROG}: option --{name} accepted and ignored", file=sys.stderr)
+    assert cmd.submit is not None
+    try:
+        client = get_client(PROG)
+        result = client.submit(cmd.submit)
+    except SlurmError as e:
+        if e.detail:
+            print(f"{PROG}: error: {e.detail}", file=sys.stderr)
+        print(f"{PROG}: error: Batch job submission failed: {e.message}", file=sys.stderr)
+        sys.exit(_error_exit())
+    if cmd.test_only:
+        print(f"{PROG}: {result.test_only_message}", file=sys.stderr)
+        return
+    if cmd.parsable:
+        print(f"{result.job_id};{cmd.cluster}" if cmd.cluster else f"{result.job_id}")
+    elif not cmd.quiet:
+        suffix = f" on cluster {cmd.cluster}" if cmd.cluster else ""
+        print(f"Submitted batch job {result.job_id}{suffix}")
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _error_exit() -> int:
+    """Exit status on a controller refusal: 1, or $SLURM_EXIT_ERROR."""
+    value = os.environ.get("SLURM_EXIT_ERROR")
+    if value and value.lstrip("-").isdigit():
+        return int(value) & 0xFF
+    return 1
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""``slurmlite``: what Slurm lacks — a local cluster in one command, key management.
+
+    slurmlite cluster up --dir DIR [--nodelist 'node[1-2]'] [--cpus-per-node N]
+                         [--gpus-per-node N] [--gpu-type NAME] [--mem-per-node MB]
+                         [--features LIST] [--port P|0] [--real-gpus]
+    slurmlite cluster down --dir DIR
+    slurmlite cluster status --dir DIR
+    slurmlite keygen FILE
+
+Examples::
+
+    slurmlite cluster up --dir /tmp/lab --gpus-per-node 4
+    source /tmp/lab/env && sbatch --gres=gpu:2 --wrap 'echo $CUDA_VISIBLE_DEVICES'
+    slurmlite cluster down --dir /tmp/lab
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """slurmlite: a miniature, Slurm-compatible workload manager."""
+
+
+@main.group()
+def cluster() -> None:
+    """Start, stop and inspect a local cluster (controller + agents on loopback)."""
+
+
+@cluster.command("up")
+@click.option("--dir", "directory", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--nodelist", default="node[1-2]", show_default=True, help="Node names (hostlist).")
+@click.option("--cpus-per-node", default=4, show_default=True, type=click.IntRange(1))
+@click.option("--gpus-per-node", default=0, show_default=True, type=click.IntRange(0))
+@click.option("--gpu-type", default=None, help="GPU model name shown in Gres, e.g. a100.")
+@click.option("--mem-per-node", default=8000, show_default=True, type=click.IntRange(1), help="MiB.")
+@click.option("--features", default="", help="Comma list of node features.")
+@click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535),
+              help="Controller TCP port; 0 picks a free one.")
+@click.option("--real-gpus", is_flag=True, help="Use the machine's GPUs through NVML instead of fake ones.")
+@click.option("--timeout", default=60.0, show_default=True, help="Seconds to wait for the nodes.")
+def cluster_up(directory: Path, nodelist: str, cpus_per_node: int, gpus_per_node: int, gpu_type: str | None,
+               mem_per_node: int, features: str, port: int, real_gpus: bool, timeout: float) -> None:
+    """Write DIR/slurm.conf, start slurmctld and one slurmd per node, wait until IDLE."""
+    from cli.localcluster import ClusterError, ClusterSpec, up
+
+    spec = ClusterSpec(directory=directory, nodelist=nodelist, cpus_per_node=cpus_per_node,
+                       gpus_per_node=gpus_per_node, gpu_type=gpu_type, mem_per_node=mem_per_node,
+                       features=features, port=port, real_gpus=real_gpus)
+    try:
+        click.echo(up(spec, timeout))
+    except (ClusterError, OSError) as e:
+        click.echo(f"slurmlite: error: {e}", err=True)
+        sys.exit(1)
+
+
+@cluster.command("down")
+@click.option("--dir", "directory", required=True, type=click.Path(file_okay=False, path_type=Path))
+def cluster_down(directory: Path) -> None:
+    """Cancel the cluster's jobs and stop exactly its daemons (by PID file)."""
+    from cli.localcluster import down
+
+    for line in down(directory):
+        click.echo(f"stopped {line}")
+
+
+@cluster.command("status")
+@click.option("--dir", "directory", required=True, type=click.Path(file_okay=False, path_type=Path))
+def cluster_status(directory: Path) -> None:
+    """Show the cluster's daemons and whether they run."""
+    from cli.localcluster import status
+
+    rows = status(directory)
+    for name, pid, alive in rows:
+        click.echo(f"{name:20} {pid if pid else '-':>8} {'running' if alive else 'stopped'}")
+    if not any(alive for _, _, alive in rows):
+        sys.exit(1)
+
+
+@main.command("keygen")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+def keygen(path: Path) -> None:
+    """Create a new cluster key file (mode 0600)."""
+    from slurmlite.credential import generate_key_file
+
+    try:
+        generate_key_file(path)
+    except FileExistsError:
+        click.echo(f"slurmlite: error: {path} exists; remove it first to rotate the key", err=True)
+        sys.exit(1)
+    click.echo(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,469 @@
+"""squeue: show the jobs the controller knows, as Slurm 22.05's squeue does.
+
+Pipeline (each step a pure function, ``main`` only does I/O)::
+
+    options -> Query -> client.get_jobs(all_states=True)
+            -> select_rows (filters, partial arrays, pending-array rows)
+            -> sort_rows -> squeue_format.row_line per row
+
+Filters follow Slurm's ``_filter_job``: ``-j`` ids (``57`` matches the whole
+array, ``57_5`` one task), ``-A``/``-q``/``-n`` (case-insensitive), ``-t``
+(default: pending, running, suspended, completing), ``-w``, ``-u``/``--me``,
+``-p``.  A single ``-j`` id that the controller does not know is an error
+(``slurm_load_jobs error: Invalid job id specified``, exit 1, even with
+``-h``); a known but finished job is just filtered out.
+
+Sorting (``-S``, ``SQUEUE_SORT``, default ``P,t,-p``): letters are applied
+last to first, each a stable sort (Slurm uses glibc's ``qsort``, a stable
+top-down merge sort).  Before them squeue always sorts by start time, latest
+first, with a comparator that puts jobs without a start time last *and* calls
+every pair of them "greater" -- so the merge sort reverses their order
+(:func:`start_order` computes that outcome directly).  That quirk is what
+gives real squeue's order of equal-priority pending jobs: jobs 51..59 in
+submission order come out ``55 59 58 57 53 52`` (golden
+``50_squeue_default.txt``).
+
+Facts from Slurm 22.05 ``src/squeue/`` (spec §8.1), in our own words.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pwd
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from cli import squeue_format as sf
+from cli.common import argv_or_default, error, get_client, parse_options, perror, print_version
+from cli.squeue_format import Row, attr, expected_end, min_memory, time_used
+from slurmlite import hostlist, states
+from slurmlite.errors import SlurmError
+from slurmlite.protocol import JobInfo
+
+PROG = "squeue"
+clock = time.time  # the only clock read; tests replace it
+VALID_STATES = (
+    "PENDING,RUNNING,SUSPENDED,COMPLETED,CANCELLED,FAILED,TIMEOUT,NODE_FAIL,PREEMPTED,"
+    "BOOT_FAIL,DEADLINE,OUT_OF_MEMORY,COMPLETING,CONFIGURING,RESIZING,RESV_DEL_HOLD,"
+    "REQUEUED,REQUEUE_FED,REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED"
+)
+USAGE = """\
+Usage: squeue [-A account] [--clusters names] [-i seconds] [--job jobid]
+              [-n name] [-o format] [-p partitions] [--qos qos]
+              [--reservation reservation] [--sort fields] [--start]
+              [--step step_id] [-t states] [-u user_name] [--usage]
+              [-L licenses] [-w nodes] [--federation] [--local] [--sibling]
+              [-ahjlrsv]"""
+HELP = f"""{USAGE}
+
+Show the jobs in the queue.  Main options:
+  -A, --account=accounts     only these accounts          -a, --all      (no effect)
+  -h, --noheader             no header line               -i, --iterate=seconds
+  -j, --jobs[=ids]           only these jobs (id, id_task) -l, --long    longer listing
+  -n, --name=names           only these job names         --me           only my jobs
+  -o, --format=format        %[.][width]letter columns     -O, --Format=name[:[.]width],...
+  -p, --partition=names      only these partitions        -q, --qos=qos
+  -r, --array                one line per array task      -S, --sort=[+-]letters (P,t,-p)
+  --start                    expected start of pending jobs
+  -t, --states=states        e.g. PD,R or all             -u, --user=users
+  -w, --nodelist=hostlist    jobs on these nodes          -V, --version
+"""
+
+
+class Stop(Exception):
+    """Leave ``main`` with exit status 1 after printing ``args`` (lines) to stderr."""
+
+
+@dataclass
+class Query:
+    """What to show and how: the folded command line."""
+
+    job_ids: list[tuple[int, int | None]] | None = None
+    uids: set[int] | None = None
+    user_names: set[str] | None = None
+    names: list[str] | None = None
+    partitions: list[str] | None = None
+    accounts: list[str] | None = None
+    qos: list[str] | None = None
+    licenses: list[str] | None = None
+    reservation: str | None = None
+    states: set[str] | None = None  # None: the default set
+    all_states: bool = False
+    nodes: set[str] | None = None
+    array: bool = False  # -r
+    array_unique: bool = False
+    sort: str | None = None
+    format: str | None = None  # -o
+    format_long: str | None = None  # -O
+    header: bool = True
+    long: bool = False
+    iterate: int = 0
+    verbose: int = 0
+    convert: bool = True
+
+    @property
+    def single_job(self) -> int | None:
+        return self.job_ids[0][0] if self.job_ids and len(self.job_ids) == 1 else None
+
+
+# ---------------------------------------------------------------- filtering
+
+
+def parse_job_list(text: str) -> list[tuple[int, int | None]]:
+    """``"50,57_5"`` -> ``[(50, None), (57, 5)]``; bad id -> Stop (``Invalid job id: X``)."""
+    out: list[tuple[int, int | None]] = []
+    for word in (w for w in text.split(",") if w):
+        m = re.match(r"\s*([+-]?\d+)(?:_(\d*))?", word)  # strtol-like: "12x" is 12
+        if m is None or int(m.group(1)) <= 0:
+            raise Stop(f"{PROG}: error: Invalid job id: {word}")
+        task = m.group(2)
+        out.append((int(m.group(1)), None if task is None else int(task or 0)))
+    return out
+
+
+def resolve_users(text: str) -> tuple[set[int], set[str]]:
+    """User words -> (uids, names); names the local passwd lacks still match by name."""
+    uids: set[int] = set()
+    names: set[str] = set()
+    for word in (w for w in text.split(",") if w):
+        names.add(word)
+        try:
+            uids.add(pwd.getpwnam(word).pw_uid)
+        except KeyError:
+            if word.isdigit():
+                uids.add(int(word))
+    return uids, names
+
+
+def _in(value: str | None, wanted: Sequence[str]) -> bool:
+    return value is not None and value.lower() in {w.lower() for w in wanted}
+
+
+def _match_ids(row: Row, ids: Sequence[tuple[int, int | None]]) -> bool:
+    """``-j``: whole jobs/arrays, single tasks, or part of a pending array row."""
+    job = row.job
+    hits: list[int] = []
+    for job_id, task in ids:
+        if task is None and job_id in (job.job_id, job.array_job_id):
+            return True
+        if task is not None and job.array_job_id == job_id:
+            if task == row.array_task_id:
+                return True
+            if row.array_task_str and task in sf.parse_task_ranges(row.array_task_str):
+                hits.append(task)
+    if not hits:
+        return False
+    if len(set(hits)) == 1:
+        row.array_task_str, row.array_task_id = None, hits[0]
+    else:
+        row.array_task_str = sf.format_task_ranges(hits)
+    return True
+
+
+def keep(row: Row, q: Query) -> bool:
+    """Slurm's ``_filter_job``: True when the row is shown."""
+    job = row.job
+    if q.job_ids is not None and not _match_ids(row, q.job_ids):
+        return False
+    if q.licenses is not None and not set(str(attr(job, "licenses") or "").split(",")) & set(
+        q.licenses
+    ):
+        return False
+    if q.accounts is not None and not _in(job.account, q.accounts):
+        return False
+    if q.qos is not None and not _in(job.qos, q.qos):
+        return False
+    if not q.all_states:
+        wanted = states.DEFAULT_SQUEUE_STATES if q.states is None else q.states
+        if not states.job_matches_states(job.state, job.flags, wanted):
+            return False
+    if q.nodes is not None and not q.nodes & set(job.nodes):
+        return False
+    if q.uids is not None and job.uid not in q.uids and job.user not in (q.user_names or ()):
+        return False
+    if q.reservation is not None and attr(job, "reservation") != q.reservation:
+        return False
+    if q.names is not None and not _in(job.name, q.names):
+        return False
+    if q.partitions is not None and not set(job.partition.split(",")) & set(q.partitions):
+        return False
+    return True
+
+
+def combine_pending_arrays(rows: list[Row], unique: bool = False) -> list[Row]:
+    """Fold pending tasks split off an array back into its ``57_[...]`` row.
+
+    Tasks merge when name and partition match; differing reasons are joined
+    into the row's description (``Priority,Resources``).  ``--array-unique``
+    keeps them apart.
+    """
+    if unique:
+        return rows
+    out = list(rows)
+    for meta in [r for r in rows if r.array_task_str and r.job.state == "PENDING"]:
+        merged = [
+            r for r in out
+            if r is not meta and r.job.state == "PENDING" and r.array_task_id is not None
+            and r.job.array_job_id == meta.job.array_job_id
+            and r.job.name == meta.job.name and r.job.partition == meta.job.partition
+        ]  # fmt: skip
+        if not merged:
+            continue
+        ids = sf.parse_task_ranges(meta.array_task_str or "")
+        desc = sf.reason_text(meta.job)
+        for task in merged:
+            ids.append(task.array_task_id or 0)
+            if task.job.reason != meta.job.reason and task.job.reason not in desc.split(","):
+                desc += "," + task.job.reason
+            out.remove(task)
+        meta.array_task_str = sf.format_task_ranges(ids)
+        if desc != sf.reason_text(meta.job):
+            meta.job = replace(meta.job, state_desc=desc)
+    return out
+
+
+def select_rows(jobs: Sequence[JobInfo], q: Query) -> list[Row]:
+    rows = [row for row in map(Row.of, jobs) if keep(row, q)]
+    return rows if q.array else combine_pending_arrays(rows, q.array_unique)
+
+
+# ------------------------------------------------------------------ sorting
+
+
+def _id_key(row: Row) -> tuple[int, int]:
+    if row.array_task_id is None:
+        return row.job.job_id, sf.NO_VAL
+    return row.job.array_job_id or row.job.job_id, row.array_task_id
+
+
+def _first_node(row: Row) -> list[Any]:
+    """Natural-order key of a job's first node (``n2`` < ``n10``)."""
+    names = hostlist.sort_hosts(row.job.nodes)
+    parts = re.split(r"(\d+)", names[0]) if names else []
+    return [(int(p), len(p)) if i % 2 else (p, 0) for i, p in enumerate(parts)]
+
+
+def _limit(job: JobInfo) -> float:
+    return math.inf if job.time_limit is None else job.time_limit
+
+
+def sort_keys(now: float) -> dict[str, Callable[[Row], Any]]:
+    """Sort letter -> key; ``S`` is handled apart (:func:`start_cmp`)."""
+    return {
+        "B": lambda r: r.job.batch_host or "", "C": lambda r: r.job.num_cpus,
+        "D": lambda r: r.job.num_nodes, "e": lambda r: expected_end(r.job) or 0,
+        "g": lambda r: r.job.group or "", "G": lambda r: r.job.gid, "i": _id_key,
+        "j": lambda r: r.job.name or "", "l": lambda r: _limit(r.job),
+        "L": lambda r: _limit(r.job) * 60 - time_used(r.job, now),
+        "m": lambda r: min_memory(r.job), "M": lambda r: time_used(r.job, now),
+        "N": _first_node, "p": lambda r: r.job.priority, "Q": lambda r: r.job.priority,
+        "P": lambda r: r.job.partition or "",
+        "t": lambda r: states.job_state_compact(r.job.state, r.job.flags),
+        "T": lambda r: states.job_state_long(r.job.state, r.job.flags),
+        "u": lambda r: r.job.user or "", "U": lambda r: r.job.uid,
+        "v": lambda r: attr(r.job, "reservation") or "", "V": lambda r: r.job.submit_time,
+        "d": lambda r: 0, "H": lambda r: 0, "I": lambda r: 0, "J": lambda r: 0, "z": lambda r: 0,
+    }  # fmt: skip
+
+
+IGNORED_SORT_LETTERS = frozenset("bcfhnO")  # accepted, sort nothing (as in Slurm)
+
+
+def parse_sort(spec: str) -> list[tuple[str, bool]]:
+    """``"P,t,-p"`` -> keys in application order: ``[("p", True), ("t", False), ("P", False)]``.
+
+    Raises ``ValueError("Invalid sort specification: X")``.
+    """
+    keys: list[tuple[str, bool]] = []
+    known = sort_keys(0.0)
+    i = len(spec) - 1
+    while i >= 0:
+        letter = spec[i]
+        if spec[max(0, i - 6) : i + 1].lower() == "cluster":
+            i -= 7  # one cluster only: nothing to sort
+            continue
+        reverse = i > 0 and spec[i - 1] == "-"
+        i -= 1
+        if letter in ",+-" or letter in IGNORED_SORT_LETTERS:
+            continue
+        if letter != "S" and letter not in known:
+            raise ValueError(f"Invalid sort specification: {letter}")
+        keys.append((letter, reverse))
+    return keys
+
+
+def start_order(rows: Sequence[Row], now: float | None, reverse: bool) -> list[Row]:
+    """What glibc's merge sort makes of squeue's start-time comparator.
+
+    Jobs with a start time come first, ordered by it (stable; latest first
+    when ``reverse``); a pending job due in the past counts as starting
+    ``now``.  The comparator calls every pair of jobs without a start time
+    "greater", and a top-down merge then always takes the right half first:
+    those jobs end up in reverse order.
+    """
+
+    def effective(row: Row) -> float:
+        start = row.job.start_time or 0.0
+        return now if now is not None and row.job.state == "PENDING" and start < now else start
+
+    started = sorted((r for r in rows if r.job.start_time), key=effective, reverse=reverse)
+    return started + [r for r in rows if not r.job.start_time][::-1]
+
+
+def sort_rows(rows: Sequence[Row], spec: str | None, now: float) -> list[Row]:
+    """Order rows as squeue does: start time (latest first), then ``spec`` keys.
+
+    Each key is a stable sort, so equal keys keep the previous order.
+    """
+    out = start_order(rows, None, reverse=True)
+    keys = sort_keys(now)
+    for letter, reverse in parse_sort(spec or "P,t,-p"):
+        if letter == "S":
+            out = start_order(out, now, reverse)
+        else:
+            out.sort(key=keys[letter], reverse=reverse)
+    return out
+
+
+# ---------------------------------------------------------------- the command
+
+
+def _list(text: str | None) -> list[str] | None:
+    return None if text is None else [w for w in text.split(",") if w]
+
+
+def build_query(args: Any) -> Query:
+    """Fold parsed options (``slurmlite.getopt.ParsedOptions``) into a Query."""
+    q = Query(header=not args.flag("noheader"), array=args.flag("array"))
+    q.array_unique = args.flag("array_unique")
+    q.long, q.verbose = args.flag("long"), args.count("verbose")
+    q.convert = not args.flag("noconvert")
+    q.format, q.format_long, q.sort = args.get("format"), args.get("Format"), args.get("sort")
+    if q.long and q.format is not None:
+        raise Stop(
+            f"{PROG}: fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
+            "Please remove one and retry."
+        )
+    if q.format is not None and q.format_long is not None:
+        raise Stop(f"{PROG}: error: -O (--Format) is incompatible with -o (--format)")
+    positionals = list(args.positionals)
+    jobs = args.get("jobs")
+    if args.has("jobs") and jobs is None and positionals:
+        jobs = positionals.pop(0)
+    if positionals:
+        raise Stop(f"{PROG}: error: Unrecognized option: {positionals[0]}", USAGE)
+    if jobs is not None:
+        q.job_ids = parse_job_list(jobs)
+    if args.has("iterate"):
+        text = args.get("iterate")
+        q.iterate = int(text) if re.fullmatch(r"\s*\d+", text or "") else 0
+        if q.iterate <= 0:
+            raise Stop(f"{PROG}: error: --iterate={text}")
+    users = str(os.geteuid()) if args.flag("me") else args.get("user")
+    if users is not None:
+        q.uids, q.user_names = resolve_users(users)
+    q.names, q.accounts = _list(args.get("name")), _list(args.get("accounts"))
+    q.partitions, q.qos = _list(args.get("partition")), _list(args.get("qos"))
+    q.licenses, q.reservation = _list(args.get("licenses")), args.get("reservation")
+    if args.get("nodelist") is not None:
+        try:
+            q.nodes = set(hostlist.expand(args.get("nodelist")))
+        except ValueError:
+            raise Stop(
+                f"{PROG}: error: '{args.get('nodelist')}' invalid entry for --nodelist"
+            ) from None
+    state_text = args.get("states")
+    if args.flag("start"):
+        q.format = q.format if q.format is not None else sf.START_FORMAT
+        q.sort = q.sort or "S"
+        state_text = state_text if state_text is not None else "PD"
+    if state_text is not None:
+        try:
+            wanted = states.parse_job_states(state_text)
+        except ValueError as exc:
+            raise Stop(
+                f"{PROG}: error: {exc}", f"{PROG}: error: Valid job states include: {VALID_STATES}"
+            ) from None
+        q.all_states, q.states = wanted is None, wanted
+    return q
+
+
+def columns_for(q: Query) -> tuple[list[sf.Column], list[str]]:
+    if q.format is not None:
+        return sf.parse_format(q.format)
+    if q.format_long is not None:
+        return sf.parse_format_long(q.format_long)
+    return sf.parse_format_long(sf.LONG_FORMAT2 if q.long else sf.DEFAULT_FORMAT2)
+
+
+def date_line(now: float) -> str:
+    """``Mon Nov 30 02:29:19 2026`` (C locale, as squeue -l prints it)."""
+    return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now))
+
+
+def show_once(q: Query, out: Any, now: float) -> int:
+    """Load, filter, sort and print once; return the exit status."""
+    try:
+        client = get_client(PROG)
+        jobs = client.get_jobs(all_states=True)
+    except SlurmError as exc:
+        perror("slurm_load_jobs error", exc)
+        return 1
+    single = q.single_job
+    if single is not None and not any(single in (j.job_id, j.array_job_id) for j in jobs):
+        perror("slurm_load_jobs error", "Invalid job id specified")
+        return 1
+    columns, problems = columns_for(q)
+    for problem in problems:
+        error(PROG, problem)
+    ctx = sf.Ctx(now=now, convert=q.convert)
+    if q.header:
+        out.write(sf.header_line(columns) + "\n")
+    rows = select_rows(jobs, q)
+    try:
+        rows = sort_rows(rows, q.sort, now)
+    except ValueError as exc:
+        out.flush()
+        error(PROG, str(exc))
+        return 1
+    if q.array:
+        rows = sf.expand_array_rows(rows)
+    out.write("".join(sf.row_line(row, columns, ctx) + "\n" for row in rows))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from slurmlite.options import SQUEUE
+
+    args = parse_options(SQUEUE, argv_or_default(argv))
+    if args.flag("help") or args.flag("usage"):
+        print(HELP if args.flag("help") else USAGE)
+        return 0
+    if args.flag("version"):
+        print_version()
+        return 0
+    try:
+        q = build_query(args)
+    except Stop as stop:
+        print("\n".join(stop.args), file=sys.stderr)
+        return 1
+    status = 0
+    while True:
+        now = clock()
+        if q.header and (q.iterate or q.verbose or q.long):
+            sys.stdout.write(date_line(now) + "\n")
+        status = show_once(q, sys.stdout, now) or status
+        if not q.iterate:
+            return status
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        time.sleep(q.iterate)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,11 @@
+"""``sshare``: not implemented yet (see cli/notyet.py)."""
+
+from cli.notyet import refuse
+
+
+def main() -> None:
+    refuse("sshare")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Cluster routes: nodes, partitions, configuration, identity, health."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter
+
+from controller.api.deps import Ctl, NodeCaller, UserCaller
+from controller.api.schemas import (
+    Ack,
+    ConfigItems,
+    Health,
+    HeartbeatIn,
+    HeartbeatOut,
+    JobCompletionModel,
+    NodeList,
+    NodeRegisterModel,
+    NodeUpdateModel,
+    PartitionList,
+    WhoAmI,
+)
+from slurmlite import errors
+from slurmlite.config import config_items
+from slurmlite.errors import SlurmError
+from slurmlite.protocol import JobCompletion, NodeRegister, NodeUpdate, from_dict, to_dict
+
+open_router = APIRouter(tags=["health"])
+user_router = APIRouter(prefix="/v1", tags=["cluster"])
+node_router = APIRouter(prefix="/v1", tags=["agents"])
+
+
+@open_router.get("/health", response_model=Health)
+def health(ctl: Ctl) -> Health:
+    return Health(status="ok", cluster=ctl.cfg.cluster_name)
+
+
+@user_router.get("/whoami", response_model=WhoAmI)
+def whoami(caller: UserCaller) -> WhoAmI:
+    return WhoAmI(uid=caller.uid, gid=caller.gid, user=caller.user, admin=caller.admin)
+
+
+@user_router.get("/nodes", response_model=NodeList)
+def nodes(caller: UserCaller, ctl: Ctl):
+    return {"nodes": [to_dict(n) for n in ctl.nodes.infos()]}
+
+
+@user_router.get("/partitions", response_model=PartitionList)
+def partitions(caller: UserCaller, ctl: Ctl):
+    return {"partitions": [to_dict(p) for p in ctl.nodes.partitions()]}
+
+
+@user_router.get("/config", response_model=ConfigItems)
+def config(caller: UserCaller, ctl: Ctl) -> ConfigItems:
+    return ConfigItems(items=config_items(ctl.cfg))
+
+
+@user_router.post("/nodes/update", response_model=Ack)
+def update_nodes(body: NodeUpdateModel, caller: UserCaller, ctl: Ctl) -> Ack:  # type: ignore[valid-type]
+    if not caller.admin:
+        raise SlurmError(errors.ESLURM_ACCESS_DENIED)
+    ctl.nodes.update(from_dict(NodeUpdate, body.model_dump()), caller.uid)  # type: ignore[attr-defined]
+    ctl.loop.wake()
+    return Ack(ok=True, changed=True)
+
+
+@node_router.post("/nodes/register", response_model=Ack)
+def register(body: NodeRegisterModel, node: NodeCaller, ctl: Ctl) -> Ack:  # type: ignore[valid-type]
+    msg = from_dict(NodeRegister, body.model_dump())  # type: ignore[attr-defined]
+    if msg.name != node:
+        raise SlurmError(errors.ESLURM_ACCESS_DENIED, f"node {node} cannot register as {msg.name}")
+    ctl.nodes.register(msg)
+    ctl.loop.wake()
+    return Ack(ok=True, changed=True)
+
+
+@node_router.post("/nodes/{name}/heartbeat", response_model=HeartbeatOut)
+def heartbeat(name: str, body: HeartbeatIn, node: NodeCaller, ctl: Ctl) -> HeartbeatOut:
+    if name != node:
+        raise SlurmError(errors.ESLURM_ACCESS_DENIED, f"node {node} cannot speak for {name}")
+    return HeartbeatOut(known=ctl.nodes.heartbeat(name))
+
+
+@node_router.post("/jobs/{job_id}/complete", response_model=Ack)
+async def complete(job_id: int, body: JobCompletionModel, node: NodeCaller, ctl: Ctl) -> Ack:  # type: ignore[valid-type]
+    msg = from_dict(JobCompletion, body.model_dump())  # type: ignore[attr-defined]
+    if msg.node != node or msg.job_id != job_id:
+        raise SlurmError(errors.ESLURM_ACCESS_DENIED, f"node {node} cannot report for {msg.node}")
+    changed = await asyncio.to_thread(ctl.jobs.complete, node, msg)
+    ctl.loop.wake()
+    return Ack(ok=True, changed=changed)

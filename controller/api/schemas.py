@@ -1,0 +1,125 @@
+"""Pydantic models of the JSON API, mirroring ``slurmlite.protocol``.
+
+The wire schemas are defined once, as dataclasses in ``slurmlite.protocol``
+(the commands and the agent use them without pydantic).  Each model here is
+built from its dataclass field by field (same names, same types, same
+defaults), so FastAPI validates requests, documents every route in
+``/openapi.json`` and cannot drift from what the commands send;
+``tests/unit/test_protocol_sync.py`` checks the mirror field by field.
+
+Create schemas (requests) and read schemas (responses) are distinct models,
+as they are distinct dataclasses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from slurmlite import protocol as p
+
+_cache: dict[type, type[BaseModel]] = {}
+
+
+def mirror(dc: type) -> type[BaseModel]:
+    """A pydantic model with exactly the fields of dataclass ``dc``."""
+    if dc in _cache:
+        return _cache[dc]
+    hints = typing.get_type_hints(dc)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(dc):
+        tp = _swap(hints[f.name])
+        if f.default is not dataclasses.MISSING:
+            fields[f.name] = (tp, f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            fields[f.name] = (tp, Field(default_factory=f.default_factory))
+        else:
+            fields[f.name] = (tp, ...)
+    model = create_model(dc.__name__, __config__=ConfigDict(extra="ignore"), **fields)
+    _cache[dc] = model
+    return model
+
+
+def _swap(tp: Any) -> Any:
+    """Replace nested protocol dataclasses by their mirrors inside a type."""
+    if dataclasses.is_dataclass(tp):
+        return mirror(tp)  # type: ignore[arg-type]
+    args = typing.get_args(tp)
+    if not args:
+        return tp
+    origin = typing.get_origin(tp)
+    new = tuple(_swap(a) for a in args)
+    if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
+        return typing.Union[new]  # noqa: UP007
+    return origin[new] if len(new) > 1 else origin[new[0]]
+
+
+JobSubmitModel = mirror(p.JobSubmit)
+SubmitResultModel = mirror(p.SubmitResult)
+JobInfoModel = mirror(p.JobInfo)
+NodeInfoModel = mirror(p.NodeInfo)
+PartitionInfoModel = mirror(p.PartitionInfo)
+CancelRequestModel = mirror(p.CancelRequest)
+CancelResultModel = mirror(p.CancelResult)
+NodeRegisterModel = mirror(p.NodeRegister)
+JobCompletionModel = mirror(p.JobCompletion)
+NodeUpdateModel = mirror(p.NodeUpdate)
+
+WIRE_DATACLASSES = [
+    p.JobSubmit, p.SubmitResult, p.JobInfo, p.StepInfo, p.NodeAlloc, p.NodeInfo, p.PartitionInfo,
+    p.CancelRequest, p.CancelResult, p.NodeRegister, p.JobCompletion, p.NodeUpdate,
+]
+
+
+class JobList(BaseModel):
+    jobs: list[JobInfoModel]  # type: ignore[valid-type]
+
+
+class NodeList(BaseModel):
+    nodes: list[NodeInfoModel]  # type: ignore[valid-type]
+
+
+class PartitionList(BaseModel):
+    partitions: list[PartitionInfoModel]  # type: ignore[valid-type]
+
+
+class CancelResults(BaseModel):
+    results: list[CancelResultModel]  # type: ignore[valid-type]
+
+
+class ConfigItems(BaseModel):
+    items: list[tuple[str, str]]
+
+
+class WhoAmI(BaseModel):
+    uid: int
+    gid: int
+    user: str
+    admin: bool
+
+
+class HeartbeatIn(BaseModel):
+    running_jobs: list[int] = []
+
+
+class HeartbeatOut(BaseModel):
+    known: bool
+
+
+class Ack(BaseModel):
+    ok: bool
+    changed: bool = False
+
+
+class Health(BaseModel):
+    status: str
+    cluster: str
+
+
+class ErrorBody(BaseModel):
+    errno: int
+    error: str
+    detail: str | None = None

@@ -1,0 +1,45 @@
+"""The controller's FastAPI application factory.
+
+The same app serves the Unix socket (users' commands, ``auth/local``) and
+TCP (node agents, signed requests).  Open paths: ``/health`` and
+``/openapi.json``; everything else goes through an authentication
+dependency.  ``SlurmError`` becomes a JSON error with Slurm's errno and
+message and a 4xx status — a client's mistake never yields a 500.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from controller.api import routes_cluster, routes_jobs
+from controller.api.deps import get_node, get_user
+from controller.context import Controller
+from slurmlite.errors import SlurmError, http_status
+
+
+def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):  # type: ignore[no-untyped-def]
+        if run_loop:
+            await ctl.start()
+        yield
+        if run_loop:
+            await ctl.stop()
+
+    app = FastAPI(title="slurmlite slurmctld", version="0.1.0", docs_url=None, redoc_url=None,
+                  lifespan=lifespan)
+    app.state.controller = ctl
+    app.include_router(routes_cluster.open_router)
+    app.include_router(routes_jobs.router, dependencies=[Depends(get_user)])
+    app.include_router(routes_cluster.user_router, dependencies=[Depends(get_user)])
+    app.include_router(routes_cluster.node_router, dependencies=[Depends(get_node)])
+
+    @app.exception_handler(SlurmError)
+    async def slurm_error(_request: Request, exc: SlurmError) -> JSONResponse:
+        return JSONResponse(status_code=http_status(exc.code),
+                            content={"errno": exc.code, "error": exc.message, "detail": exc.detail})
+
+    return app

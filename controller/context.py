@@ -1,0 +1,73 @@
+"""The controller object: configuration, store, services and the loop, wired once.
+
+``Controller`` is what the API routes receive (through a FastAPI dependency)
+and what tests build directly with a temporary store, a ``FakeClock``-style
+``clock`` and a ``RecordingAgentClient``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from controller.agents import AgentAddress, AgentClient, HttpAgentClient, Signer
+from controller.auth import AdminPolicy
+from controller.jobs import JobService
+from controller.loop import SchedulerLoop
+from controller.nodes import NodeService
+from controller.store.db import Database
+from controller.store.models import JobRow, NodeRow
+from controller.submit import SubmitValidator
+from slurmlite.config import Config
+from slurmlite.credential import NonceCache
+from slurmlite.scheduler.registry import scheduler_for
+from slurmlite.scheduler.snapshot import Policy
+
+
+class Controller:
+    def __init__(
+        self,
+        cfg: Config,
+        cluster_key: bytes,
+        db: Database | None = None,
+        agents: AgentClient | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.cfg = cfg
+        self.cluster_key = cluster_key
+        self.clock = clock
+        self.db = db or Database(cfg.store_url)
+        self.policy = Policy.from_config(cfg)
+        self.schedule_pass: Callable[..., Any] = scheduler_for(cfg.scheduler_type)
+        self.signer = Signer(cluster_key)
+        self.agents: AgentClient = agents or HttpAgentClient()
+        self.admins = AdminPolicy(cfg.slurm_user, cfg.admin_users)
+        self.nodes = NodeService(self.db, cfg, clock)
+        self.validator = SubmitValidator(cfg, self.policy, self.nodes)
+        self.jobs = JobService(self.db, self.validator, clock)
+        self.nonces = NonceCache()
+        self.loop = SchedulerLoop(self)
+        self._task: asyncio.Task[None] | None = None
+        self.started = clock()
+
+    def agent_address(self, node: str) -> AgentAddress | None:
+        with self.db.read() as s:
+            row = s.get(NodeRow, node)
+            return AgentAddress(row.name, row.addr, row.port) if row else None
+
+    def job_owner(self, job_id: int) -> tuple[int, int] | None:
+        with self.db.read() as s:
+            row = s.get(JobRow, job_id)
+            return (row.uid, row.gid) if row else None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self.loop.run())
+
+    async def stop(self) -> None:
+        self.loop.stop()
+        if self._task is not None:
+            await self._task
+        await self.agents.close()
+        self.db.close()

@@ -1,0 +1,320 @@
+"""Job operations: submit, read, cancel, complete.
+
+Thin mechanism around the store: validation that needs the configuration,
+the transaction, and the orders for agents that follow from a change (e.g. a
+cancelled running job must be terminated on its node).  Policy questions —
+can this request ever fit, what priority does it get — are answered by the
+pure functions of ``slurmlite.scheduler``.
+
+Every transition keeps Slurm's state machine (spec §1.3): a running job that
+is cancelled or times out becomes CANCELLED/TIMEOUT *with* the COMPLETING
+flag until its node reports that the processes are gone; only then are its
+resources free.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+
+from controller.auth import Caller, may_act_on
+from controller.convert import job_info, split_list
+from controller.store.db import Database
+from controller.store.models import JobRow, MetaRow, StepRow
+from controller.submit import SubmitValidator
+from slurmlite import errors
+from slurmlite.errors import SlurmError
+from slurmlite.protocol import CancelRequest, CancelResult, JobCompletion, JobInfo, JobSubmit
+from slurmlite.states import DEFAULT_SQUEUE_STATES, is_finished, job_matches_states
+
+
+@dataclass
+class AgentOrder:
+    """Something an agent must be told after a commit."""
+
+    kind: str  # "terminate" | "signal"
+    job_id: int
+    node: str
+    restarts: int
+    signal: int | None = None
+    message: str | None = None
+    batch_only: bool = False
+
+
+@dataclass
+class CancelOutcome:
+    results: list[CancelResult] = field(default_factory=list)
+    orders: list[AgentOrder] = field(default_factory=list)
+
+
+class JobService:
+    def __init__(self, db: Database, validator: SubmitValidator, clock: Callable[[], float] = time.time) -> None:
+        self.db = db
+        self.validator = validator
+        self.clock = clock
+        self.min_job_age = validator.cfg.min_job_age
+
+    # ------------------------------------------------------------ submit
+
+    def submit(self, caller: Caller, req: JobSubmit) -> tuple[int, str | None]:
+        """Store a new job; return its id (and the --test-only message)."""
+        now = self.clock()
+        plan = self.validator.validate(caller, req)
+        with self.db.write() as s:
+            job_id = self._next_id(s)
+            row = self.validator.build_row(job_id, caller, req, plan, now)
+            if plan.error is not None:
+                # Slurm keeps the id of a request that can never run and shows
+                # it FAILED (BadConstraints); the submitter gets the error.
+                row.state, row.reason, row.exit_code = "FAILED", "BadConstraints", 1 << 8
+                row.end_time = now
+                s.add(row)
+            elif req.test_only:
+                pass
+            else:
+                s.add(row)
+        if plan.error is not None:
+            raise plan.error
+        if req.test_only:
+            return job_id, self.validator.test_only_message(job_id, row, now)
+        return job_id, None
+
+    def _next_id(self, s) -> int:  # type: ignore[no-untyped-def]
+        meta = s.get(MetaRow, "next_job_id")
+        if meta is None:
+            last = s.scalar(select(JobRow.id).order_by(JobRow.id.desc()).limit(1)) or 0
+            meta = MetaRow(key="next_job_id", value=str(last + 1))
+            s.add(meta)
+        job_id = int(meta.value)
+        meta.value = str(job_id + 1)
+        return job_id
+
+    # -------------------------------------------------------------- read
+
+    def list_jobs(
+        self,
+        caller: Caller,
+        job_ids: list[int] | None = None,
+        users: list[str] | None = None,
+        names: list[str] | None = None,
+        partitions: list[str] | None = None,
+        states: set[str] | None = None,
+        all_states: bool = False,
+        with_steps: bool = False,
+        accounting: bool = False,
+        start: float | None = None,
+        end: float | None = None,
+    ) -> list[JobInfo]:
+        now = self.clock()
+        with self.db.read() as s:
+            q = select(JobRow)
+            if job_ids:
+                q = q.where(JobRow.id.in_(job_ids))
+            if users:
+                q = q.where(JobRow.user.in_(users))
+            if names:
+                q = q.where(JobRow.name.in_(names))
+            if partitions:
+                q = q.where(JobRow.partition.in_(partitions))
+            rows = list(s.scalars(q.order_by(JobRow.id)))
+            steps: dict[int, list[StepRow]] = {}
+            if with_steps and rows:
+                ids = [r.id for r in rows]
+                for st in s.scalars(select(StepRow).where(StepRow.job_id.in_(ids))):
+                    steps.setdefault(st.job_id, []).append(st)
+        out: list[JobInfo] = []
+        wanted = states if states is not None else (None if all_states else DEFAULT_SQUEUE_STATES)
+        for r in rows:
+            flags = split_list(r.flags)
+            if not accounting and is_finished(r.state) and "COMPLETING" not in flags:
+                # finished jobs stay visible for MinJobAge seconds, then only sacct sees them
+                if r.end_time is not None and now - r.end_time > self.min_job_age:
+                    continue
+            if wanted is not None and not job_matches_states(r.state, flags, wanted):
+                continue
+            if accounting and (start is not None or end is not None):
+                if not _in_window(r, start, end):
+                    continue
+            out.append(job_info(r, _sorted_steps(steps.get(r.id, []))))
+        return out
+
+    def get_script(self, caller: Caller, job_id: int) -> str:
+        with self.db.read() as s:
+            row = s.get(JobRow, job_id)
+            if row is None:
+                raise SlurmError(errors.ESLURM_INVALID_JOB_ID)
+            if not may_act_on(caller, row.uid):
+                raise SlurmError(errors.ESLURM_ACCESS_DENIED)
+            return row.script
+
+    # ------------------------------------------------------------ cancel
+
+    def cancel(self, caller: Caller, req: CancelRequest) -> CancelOutcome:
+        now = self.clock()
+        out = CancelOutcome()
+        with self.db.write() as s:
+            rows = self._select_for_cancel(s, caller, req, out)
+            for row in rows:
+                self._cancel_one(caller, row, req, now, out)
+        return out
+
+    def _select_for_cancel(self, s, caller: Caller, req: CancelRequest, out: CancelOutcome) -> list[JobRow]:  # type: ignore[no-untyped-def]
+        if req.job_ids:
+            rows = []
+            for jid in req.job_ids:
+                row = s.get(JobRow, jid)
+                if row is None:
+                    out.results.append(CancelResult(jid, message_of(errors.ESLURM_INVALID_JOB_ID), errors.ESLURM_INVALID_JOB_ID))
+                    continue
+                rows.append(row)
+        else:
+            q = select(JobRow).where(JobRow.state.in_(["PENDING", "RUNNING", "SUSPENDED"]))
+            if not caller.admin:
+                q = q.where(JobRow.uid == caller.uid)
+            rows = list(s.scalars(q.order_by(JobRow.id)))
+        keep = []
+        for row in rows:
+            if req.user and row.user != req.user and str(row.uid) != req.user:
+                continue
+            if req.name and row.name != req.name:
+                continue
+            if req.partition and row.partition != req.partition:
+                continue
+            if req.states and row.state not in req.states:
+                continue
+            keep.append(row)
+        return keep
+
+    def _cancel_one(self, caller: Caller, row: JobRow, req: CancelRequest, now: float, out: CancelOutcome) -> None:
+        if not may_act_on(caller, row.uid):
+            out.results.append(CancelResult(row.id, message_of(errors.ESLURM_ACCESS_DENIED), errors.ESLURM_ACCESS_DENIED))
+            return
+        if is_finished(row.state):
+            out.results.append(CancelResult(row.id, message_of(errors.ESLURM_ALREADY_DONE), errors.ESLURM_ALREADY_DONE))
+            return
+        if req.signal is not None:
+            if row.state != "RUNNING" or not row.batch_host:
+                # a signal to a job that is not running: Slurm answers with an error
+                out.results.append(CancelResult(row.id, message_of(errors.ESLURM_JOB_PENDING), errors.ESLURM_JOB_PENDING))
+                return
+            for node in split_list(row.nodes):
+                out.orders.append(AgentOrder("signal", row.id, node, row.restarts, signal=req.signal, batch_only=req.batch_only))
+            out.results.append(CancelResult(row.id))
+            return
+        row.cancelled_by = caller.uid
+        if row.state == "PENDING":
+            row.state, row.end_time = "CANCELLED", now
+            row.reason = row.reason if row.reason in ("Dependency", "BeginTime") else "None"
+            out.results.append(CancelResult(row.id))
+            return
+        row.state, row.end_time = "CANCELLED", now
+        row.flags = _add_flag(row.flags, "COMPLETING")
+        for node in split_list(row.nodes):
+            out.orders.append(AgentOrder("terminate", row.id, node, row.restarts))
+        out.results.append(CancelResult(row.id))
+
+    # ---------------------------------------------------------- complete
+
+    def complete(self, node: str, msg: JobCompletion) -> bool:
+        """Record the end of a job's batch step; idempotent.  Returns True if it changed something."""
+        now = self.clock()
+        with self.db.write() as s:
+            row = s.get(JobRow, msg.job_id)
+            if row is None or row.restarts != msg.restarts or row.batch_host != node:
+                return False
+            step = s.get(StepRow, (row.id, msg.step_id))
+            if step is not None and step.end_time is not None:
+                return False  # duplicate report
+            status = msg.exit_code
+            end = msg.end_time or now
+            if step is None:
+                step = StepRow(job_id=row.id, step_id=msg.step_id, name="batch", state="RUNNING",
+                               start_time=msg.start_time or row.start_time, nodes=node,
+                               cpus=_cpus_on(row, node), mem=_mem_on(row, node))
+                s.add(step)
+            step.exit_code, step.end_time = status, end
+            step.state = _step_state(status, row.state, msg.launch_failed)
+            if row.state == "RUNNING":
+                row.end_time = end
+                row.exit_code = status
+                if msg.launch_failed:
+                    row.state, row.reason = "FAILED", msg.reason or "JobLaunchFailure"
+                elif os.WIFSIGNALED(status):
+                    row.state, row.reason = "FAILED", "RaisedSignal"
+                    row.state_desc = None
+                elif os.WEXITSTATUS(status) != 0:
+                    row.state, row.reason = "FAILED", "NonZeroExitCode"
+                else:
+                    row.state, row.reason = "COMPLETED", "None"
+            else:
+                if row.exit_code in (None, 0):
+                    row.exit_code = status
+            row.flags = _drop_flag(row.flags, "COMPLETING")
+        return True
+
+    def running_on(self, node: str) -> list[JobRow]:
+        with self.db.read() as s:
+            q = select(JobRow).where(JobRow.state == "RUNNING")
+            return [r for r in s.scalars(q) if node in split_list(r.nodes)]
+
+
+def message_of(code: int) -> str:
+    return errors.message(code)
+
+
+def _step_state(status: int, job_state: str, launch_failed: bool) -> str:
+    if launch_failed:
+        return "CANCELLED"
+    if os.WIFSIGNALED(status):
+        return "CANCELLED"
+    if os.WEXITSTATUS(status) != 0:
+        return "FAILED"
+    if job_state in ("CANCELLED", "TIMEOUT"):
+        return "CANCELLED"
+    return "COMPLETED"
+
+
+def _add_flag(flags: str, flag: str) -> str:
+    items = split_list(flags)
+    if flag not in items:
+        items.append(flag)
+    return ",".join(items)
+
+
+def _drop_flag(flags: str, flag: str) -> str:
+    return ",".join(f for f in split_list(flags) if f != flag)
+
+
+def _cpus_on(row: JobRow, node: str) -> int:
+    for a in json.loads(row.alloc or "[]"):
+        if a["node"] == node:
+            return int(a["cpus"])
+    return row.num_cpus
+
+
+def _mem_on(row: JobRow, node: str) -> int:
+    for a in json.loads(row.alloc or "[]"):
+        if a["node"] == node:
+            return int(a["mem"])
+    return 0
+
+
+def _sorted_steps(steps: list[StepRow]) -> list[StepRow]:
+    order = {"batch": -2, "extern": -1}
+    return sorted(steps, key=lambda s: order.get(s.step_id, int(s.step_id) if s.step_id.isdigit() else 10**9))
+
+
+def _in_window(row: JobRow, start: float | None, end: float | None) -> bool:
+    """sacct's window: the job existed (eligible..end) at some point in [start, end]."""
+    began = row.submit_time
+    finished = row.end_time if row.end_time is not None else float("inf")
+    if start is not None and finished < start:
+        return False
+    if end is not None and began > end:
+        return False
+    return True

@@ -1,0 +1,83 @@
+"""Turning a started job into a signed launch order for its batch host.
+
+The controller knows everything the batch shell's environment needs (the
+allocation, the node, the cluster), so it builds the final environment here
+(``slurmlite.jobenv``), expands the output patterns (``slurmlite.filepattern``)
+and signs the whole order (``controller.agents.Signer``).  The agent only
+adds what exists once the process does (``SLURM_TASK_PID``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from controller.convert import job_info
+from controller.store.models import JobRow, NodeRow
+from slurmlite.filepattern import default_output, expand_pattern, resolve_output
+from slurmlite.gresconf import gpu_env_style_for
+from slurmlite.jobenv import batch_environment
+from slurmlite.protocol import LaunchSpec
+
+if TYPE_CHECKING:
+    from controller.context import Controller
+
+
+def output_paths(row: JobRow, node: str) -> tuple[str, str, str]:
+    """Absolute stdout, stderr and stdin paths for the batch step."""
+
+    def expand(pattern: str) -> str:
+        text = expand_pattern(
+            pattern, job_id=row.id, array_job_id=None, array_task_id=None, step="batch",
+            job_name=row.name, user=row.user, node=node, node_index=0, task=0, restarts=row.restarts,
+        )
+        return resolve_output(text, row.work_dir)
+
+    out = expand(row.std_out or default_output(False))
+    err = expand(row.std_err) if row.std_err else out
+    stdin = expand(row.std_in) if row.std_in else "/dev/null"
+    return out, err, stdin
+
+
+def build_launch(ctl: Controller, row: JobRow, nodes: dict[str, NodeRow], now: float) -> LaunchSpec:
+    node = row.batch_host or ""
+    info = job_info(row)
+    first = nodes.get(info.nodes[0]) if info.nodes else None
+    env = batch_environment(
+        info,
+        node,
+        base_env=json.loads(row.environment or "{}"),
+        submit_host=row.submit_host,
+        ntasks_given=row.ntasks is not None or row.ntasks_per_node is not None,
+        node_gpu_count=nodes[node].gpus if node in nodes else 0,
+        echo_env=json.loads(row.echo_env or "{}"),
+        cluster_name=ctl.cfg.cluster_name,
+        conf_path=ctl.cfg.path,
+        gpu_env_style=gpu_env_style_for(ctl.cfg, node),
+        controller_host=ctl.cfg.control_addr or ctl.cfg.control_host,
+        controller_port=ctl.cfg.slurmctld_port,
+        master_addr=first.addr if first else node,
+    )
+    out, err, stdin = output_paths(row, node)
+    gpus = next((a.gpus for a in info.alloc if a.node == node), [])
+    spec = LaunchSpec(
+        credential="",
+        job_id=row.id,
+        restarts=row.restarts,
+        step_id="batch",
+        name=row.name,
+        uid=row.uid,
+        gid=row.gid,
+        user=row.user,
+        script=row.script,
+        work_dir=row.work_dir,
+        environment=env,
+        std_out=out,
+        std_err=err,
+        std_in=stdin,
+        open_mode=row.open_mode,
+        gpus=list(gpus),
+        kill_wait=ctl.cfg.kill_wait,
+        time_limit_s=row.time_limit * 60 if row.time_limit is not None else None,
+    )
+    return ctl.signer.launch(spec, info.nodes, now)

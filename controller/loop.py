@@ -1,0 +1,224 @@
+"""The controller's loop: snapshot -> schedule_pass -> apply -> dispatch.
+
+One asyncio task runs ``tick()`` whenever something happened (a submission,
+a completion, a node registering — ``wake()``) and at least every
+``TICK`` seconds.  A tick, in order:
+
+1. liveness: nodes silent for ``SlurmdTimeout`` go DOWN; their running jobs
+   are requeued (batch jobs that allow it) or end in NODE_FAIL;
+2. time limits: running jobs past their end time become TIMEOUT+COMPLETING
+   and their nodes are told to terminate them (SIGTERM, ``KillWait``,
+   SIGKILL), with Slurm's "DUE TO TIME LIMIT" line in the job's output;
+3. scheduling: the pure ``schedule_pass`` decides; the store records the
+   starts and every pending job's reason in one transaction;
+4. dispatch: signed launch orders go to the batch hosts, concurrently.
+
+Database work runs in a worker thread so the event loop keeps answering
+requests.  The policy never sees the database and never reads the clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import TYPE_CHECKING
+
+from sqlalchemy import select
+
+from controller import snapshot
+from controller.agents import AgentAddress, AgentError
+from controller.convert import split_list
+from controller.jobs import AgentOrder, _add_flag
+from controller.launch import build_launch
+from controller.store.models import JobRow, NodeRow, StepRow
+from slurmlite.protocol import LaunchSpec, SignalSpec
+from slurmlite.scheduler.snapshot import Plan
+from slurmlite.timefmt import fmt_timestamp
+
+if TYPE_CHECKING:
+    from controller.context import Controller
+
+log = logging.getLogger("slurmctld.loop")
+
+TICK = 1.0  # seconds between passes when nothing happens
+
+
+class SchedulerLoop:
+    def __init__(self, ctl: Controller) -> None:
+        self.ctl = ctl
+        self._event = asyncio.Event()
+        self._stopped = False
+        self.passes = 0
+
+    def wake(self) -> None:
+        self._event.set()
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._event.set()
+
+    async def run(self) -> None:
+        while not self._stopped:
+            try:
+                await asyncio.wait_for(self._event.wait(), timeout=TICK)
+            except TimeoutError:
+                pass
+            self._event.clear()
+            if self._stopped:
+                break
+            try:
+                await self.tick()
+            except Exception:  # keep the controller alive; the next tick retries
+                log.exception("event=tick_failed")
+
+    async def tick(self) -> None:
+        orders: list[AgentOrder] = []
+        orders += await asyncio.to_thread(self._liveness)
+        orders += await asyncio.to_thread(self._time_limits)
+        launches = await asyncio.to_thread(self._schedule)
+        await asyncio.gather(*(self._launch(spec, addr) for spec, addr in launches),
+                             *(self.dispatch(o) for o in orders))
+        self.passes += 1
+
+    # ------------------------------------------------------------ steps
+
+    def _liveness(self) -> list[AgentOrder]:
+        down = self.ctl.nodes.check_liveness()
+        orders: list[AgentOrder] = []
+        if not down:
+            return orders
+        now = self.ctl.clock()
+        delay = int(self.ctl.cfg.scheduler_parameters.get("requeue_delay", 120))
+        with self.ctl.db.write() as s:
+            for row in s.scalars(select(JobRow).where(JobRow.state == "RUNNING")):
+                nodes = split_list(row.nodes)
+                if not set(nodes) & set(down):
+                    continue
+                log.warning("event=node_fail job=%s nodes=%s", row.id, ",".join(set(nodes) & set(down)))
+                for n in nodes:
+                    if n not in down:
+                        orders.append(AgentOrder("terminate", row.id, n, row.restarts))
+                if row.requeue:
+                    _requeue(s, row, now, delay)
+                else:
+                    row.state, row.reason, row.end_time = "NODE_FAIL", "NodeDown", now
+        return orders
+
+    def _time_limits(self) -> list[AgentOrder]:
+        now = self.ctl.clock()
+        orders: list[AgentOrder] = []
+        with self.ctl.db.write() as s:
+            q = select(JobRow).where(JobRow.state == "RUNNING", JobRow.end_time.is_not(None), JobRow.end_time <= now)
+            for row in s.scalars(q):
+                row.state, row.reason, row.end_time = "TIMEOUT", "TimeLimit", now
+                row.flags = _add_flag(row.flags, "COMPLETING")
+                stamp = fmt_timestamp(now)
+                for n in split_list(row.nodes):
+                    msg = None
+                    if n == row.batch_host:
+                        msg = f"slurmstepd-{n}: error: *** JOB {row.id} ON {n} CANCELLED AT {stamp} DUE TO TIME LIMIT ***"
+                    orders.append(AgentOrder("terminate", row.id, n, row.restarts, message=msg))
+                log.info("event=timeout job=%s", row.id)
+        return orders
+
+    def _schedule(self) -> list[tuple[LaunchSpec, AgentAddress]]:
+        ctl = self.ctl
+        now = ctl.clock()
+        snap = snapshot.take(ctl.db, ctl.cfg, ctl.nodes, now)
+        if not snap.pending:
+            return []
+        plan: Plan = ctl.schedule_pass(snap, ctl.policy)
+        launches: list[tuple[LaunchSpec, AgentAddress]] = []
+        with ctl.db.write() as s:
+            node_rows = {r.name: r for r in s.scalars(select(NodeRow))}
+            for start in plan.starts:
+                row = s.get(JobRow, start.job_id)
+                if row is None or row.state != "PENDING":
+                    continue
+                row.state, row.reason, row.state_desc = "RUNNING", "None", None
+                row.start_time = now
+                row.end_time = now + row.time_limit * 60 if row.time_limit is not None else None
+                row.alloc = json.dumps([{"node": a.node, "cpus": a.cpus, "mem": a.mem, "gpus": list(a.gpus)} for a in start.allocs])
+                row.layout = ",".join(str(t) for t in start.tasks)
+                row.nodes = ",".join(start.nodes)
+                row.num_cpus = start.cpus
+                row.batch_host = start.nodes[0]
+                row.last_sched_eval = now
+                old = s.get(StepRow, (row.id, "batch"))
+                if old is not None:
+                    s.delete(old)
+                    s.flush()
+                s.add(StepRow(job_id=row.id, step_id="batch", name="batch", state="RUNNING", start_time=now,
+                              nodes=row.batch_host, cpus=start.allocs[0].cpus, mem=start.allocs[0].mem))
+                host = node_rows[row.batch_host]
+                spec = build_launch(ctl, row, node_rows, now)
+                launches.append((spec, AgentAddress(host.name, host.addr, host.port)))
+                log.info("event=start job=%s nodes=%s", row.id, row.nodes)
+            started = set(plan.started_ids)
+            for row in s.scalars(select(JobRow).where(JobRow.state == "PENDING")):
+                if row.id in started:
+                    continue
+                reason = plan.reasons.get(row.id)
+                if reason and reason != row.reason:
+                    row.reason = reason
+                    unavailable = plan.unavailable_nodes.get(row.id)
+                    row.state_desc = None
+                    if unavailable:
+                        from slurmlite.hostlist import compress_sorted
+
+                        row.state_desc = f"ReqNodeNotAvail, UnavailableNodes:{compress_sorted(unavailable)}"
+                row.last_sched_eval = now
+        return launches
+
+    # --------------------------------------------------------- dispatch
+
+    async def _launch(self, spec: LaunchSpec, to: AgentAddress) -> None:
+        try:
+            await self.ctl.agents.launch(to, spec)
+        except AgentError as e:
+            log.warning("event=launch_failed job=%s node=%s error=%r", spec.job_id, to.node, str(e))
+            await asyncio.to_thread(self._launch_failed, spec, e.refused)
+            self.wake()
+
+    def _launch_failed(self, spec: LaunchSpec, refused: bool) -> None:
+        now = self.ctl.clock()
+        with self.ctl.db.write() as s:
+            row = s.get(JobRow, spec.job_id)
+            if row is None or row.state != "RUNNING" or row.restarts != spec.restarts:
+                return
+            if refused:
+                row.state, row.reason, row.end_time, row.exit_code = "FAILED", "JobLaunchFailure", now, 53
+            else:
+                # agent unreachable: nothing ran; give the job back to the queue untouched
+                row.state, row.reason, row.start_time, row.end_time = "PENDING", "None", None, None
+                row.alloc, row.nodes, row.layout, row.batch_host = "[]", "", "", None
+                step = s.get(StepRow, (row.id, "batch"))
+                if step is not None:
+                    s.delete(step)
+
+    async def dispatch(self, order: AgentOrder) -> None:
+        ctl = self.ctl
+        addr = await asyncio.to_thread(ctl.agent_address, order.node)
+        owner = await asyncio.to_thread(ctl.job_owner, order.job_id)
+        if addr is None or owner is None:
+            return
+        spec = SignalSpec(credential="", job_id=order.job_id, restarts=order.restarts,
+                          signal=order.signal if order.kind == "signal" else None,
+                          kill_wait=ctl.cfg.kill_wait, message=order.message, batch_only=order.batch_only)
+        ctl.signer.signal(spec, [order.node], owner[0], owner[1], ctl.clock())
+        try:
+            await ctl.agents.signal(addr, spec)
+        except AgentError as e:
+            log.warning("event=signal_failed job=%s node=%s error=%r", order.job_id, order.node, str(e))
+
+
+def _requeue(s, row: JobRow, now: float, delay: int) -> None:  # type: ignore[no-untyped-def]
+    row.state, row.reason, row.flags = "PENDING", "BeginTime", ""
+    row.restarts += 1
+    row.eligible_time = now + delay + 1
+    row.start_time = row.end_time = None
+    row.alloc, row.nodes, row.layout, row.batch_host = "[]", "", "", None
+    step = s.get(StepRow, (row.id, "batch"))
+    if step is not None:
+        s.delete(step)

@@ -1,0 +1,124 @@
+"""``slurmctld``: the controller's command line.
+
+    slurmctld [-D] [-f FILE] [-v]
+
+Reads the configuration, refuses to start without a private cluster key,
+opens the job store, and serves the same FastAPI app on two listeners:
+
+* TCP ``SlurmctldHost:SlurmctldPort`` — node agents (signed requests);
+* the Unix socket ``SlurmliteSocket`` (mode 0666; the kernel tells us who
+  connects) — users' commands with ``AuthType=auth/local``.
+
+Without ``-D`` it detaches like Slurm's slurmctld and logs to
+``SlurmctldLogFile``; the PID file is ``SlurmctldPidFile``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import click
+
+from slurmlite.config import Config, ConfigError, load_config
+from slurmlite.credential import CredentialError, load_key
+from slurmlite.daemonize import detach, remove_pid, write_pid
+
+
+def tcp_socket(cfg: Config) -> socket.socket:
+    host = cfg.control_addr or cfg.control_host or "127.0.0.1"
+    addr = socket.getaddrinfo(host, cfg.slurmctld_port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(addr[0], socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(addr[4])
+    sock.listen(1024)
+    sock.set_inheritable(True)
+    return sock
+
+
+def unix_socket(path: str) -> socket.socket:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if p.exists() or p.is_symlink():
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(p))
+        except OSError:
+            p.unlink()  # stale socket of a dead controller
+        else:
+            raise OSError(f"another slurmctld is already listening on {p}")
+        finally:
+            probe.close()
+    # users must be able to reach the socket: let everyone traverse (not list) its directory
+    os.chmod(p.parent, os.stat(p.parent).st_mode | 0o011)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(p))
+    os.chmod(p, 0o666)  # anyone may connect; SO_PEERCRED says who they are
+    sock.listen(1024)
+    return sock
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-D", "foreground", is_flag=True, help="Run in the foreground (do not detach).")
+@click.option("-f", "conf_file", default=None, help="slurm.conf to read (default: $SLURM_CONF).")
+@click.option("-v", "verbose", count=True, help="More logging.")
+def main(foreground: bool, conf_file: str | None, verbose: int) -> None:
+    """slurmlite controller (slurmctld)."""
+    try:
+        cfg = load_config(conf_file)
+        key = load_key(cfg.key_file)
+    except (ConfigError, CredentialError, OSError) as e:
+        click.echo(f"slurmctld: error: {e}", err=True)
+        sys.exit(1)
+    for w in cfg.warnings:
+        click.echo(f"slurmctld: warning: {w}", err=True)
+    os.umask(0o077)  # the store holds scripts and environments: owner only
+    try:
+        sockets = [tcp_socket(cfg), unix_socket(cfg.socket_path)]
+    except OSError as e:
+        click.echo(f"slurmctld: error: cannot listen: {e}", err=True)
+        sys.exit(1)
+    if not foreground:
+        detach(cfg.slurmctld_logfile)
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    write_pid(cfg.slurmctld_pidfile)
+    try:
+        asyncio.run(serve(cfg, key, sockets))
+    finally:
+        remove_pid(cfg.slurmctld_pidfile)
+        try:
+            Path(cfg.socket_path).unlink()
+        except OSError:
+            pass
+
+
+async def serve(cfg: Config, key: bytes, sockets: list[socket.socket]) -> None:
+    import uvicorn
+
+    from controller.app import create_app
+    from controller.auth import PeerCredProtocol
+    from controller.context import Controller
+
+    ctl = Controller(cfg, key)
+    app = create_app(ctl)
+    config = uvicorn.Config(app, http=PeerCredProtocol, log_level="warning", access_log=False,
+                            lifespan="on", timeout_keep_alive=30)
+    server = uvicorn.Server(config)
+    # uvicorn re-raises TERM/INT after a graceful stop; keep that harmless.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: None)
+    logging.getLogger("slurmctld").info(
+        "event=start cluster=%s port=%s socket=%s store=%s", cfg.cluster_name, cfg.slurmctld_port,
+        cfg.socket_path, cfg.store_url)
+    await server.serve(sockets=sockets)
+
+
+if __name__ == "__main__":
+    main()

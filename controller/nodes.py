@@ -1,0 +1,271 @@
+"""Nodes: registration, heartbeats, liveness and the states users see.
+
+Configured nodes start UNKNOWN until their agent registers.  A registered
+node is IDLE, MIXED or ALLOCATED according to what its jobs hold (spec §5.4).
+Liveness is kept in memory (``last_seen``): a node silent for more than two
+heartbeat intervals is shown NOT_RESPONDING (``*``) and is not given new jobs;
+silent for ``SlurmdTimeout`` it becomes DOWN and its running jobs end in
+NODE_FAIL.  DOWN and DRAIN are stored, so they survive a controller restart.
+``ReturnToService`` decides whether a DOWN node that talks again comes back
+by itself (1: only if it went down for not responding; 2: always).
+
+A node registering with fewer CPUs, less memory or fewer GPUs than the
+configuration says is drained with Slurm's reasons ("Low RealMemory", ...),
+unless ``SlurmdParameters=config_overrides`` is set.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from controller.convert import allocs_of, split_list
+from controller.store.db import Database
+from controller.store.models import JobRow, NodeRow
+from slurmlite.config import Config
+from slurmlite.protocol import NodeInfo, NodeRegister, NodeUpdate, PartitionInfo
+
+
+@dataclass
+class Usage:
+    cpus: int = 0
+    mem: int = 0
+    gpus: tuple[int, ...] = ()
+    completing_only: bool = True
+    jobs: int = 0
+
+
+class NodeService:
+    def __init__(self, db: Database, cfg: Config, clock: Callable[[], float] = time.time) -> None:
+        self.db = db
+        self.cfg = cfg
+        self.clock = clock
+        self.started = clock()
+        self.last_seen: dict[str, float] = {}
+        self.sync_config()
+
+    # ---------------------------------------------------------- config
+
+    def sync_config(self) -> None:
+        """Make sure every configured node has a row carrying its configured resources."""
+        with self.db.write() as s:
+            for nc in self.cfg.nodes:
+                row = s.get(NodeRow, nc.name)
+                if row is None:
+                    row = NodeRow(name=nc.name, addr=nc.addr, hostname=nc.hostname, port=nc.port,
+                                  cpus=nc.cpus, real_memory=nc.real_memory)
+                    row.down = nc.state.upper() == "DOWN"
+                    row.drain = nc.state.upper() == "DRAIN"
+                    s.add(row)
+                row.addr, row.hostname, row.port = nc.addr, nc.hostname, nc.port
+                row.cpus, row.real_memory = nc.cpus, nc.real_memory
+                row.gpus, row.gpu_type = nc.gpus, nc.gpu_type
+                row.features, row.weight, row.dynamic = ",".join(nc.features), nc.weight, False
+
+    # ------------------------------------------------------ registration
+
+    def register(self, msg: NodeRegister) -> None:
+        now = self.clock()
+        overrides = "config_overrides" in self.cfg.slurmd_parameters
+        with self.db.write() as s:
+            row = s.get(NodeRow, msg.name)
+            if row is None:  # dynamic node: takes what it reports
+                row = NodeRow(name=msg.name, addr=msg.addr, hostname=msg.hostname, port=msg.port,
+                              cpus=msg.cpus, real_memory=msg.real_memory, gpus=len(msg.gpus),
+                              gpu_type=msg.gpu_type, dynamic=True)
+                s.add(row)
+            row.addr, row.port = msg.addr or row.addr, msg.port or row.port
+            row.version, row.arch, row.os = msg.version, msg.arch, msg.os
+            row.boot_time, row.slurmd_start_time = msg.boot_time, msg.start_time
+            row.registered = True
+            problem = None if overrides or row.dynamic else _registration_problem(row, msg)
+            if problem:
+                row.invalid, row.drain = True, True
+                row.reason, row.reason_uid, row.reason_time = problem, 0, now
+            elif row.invalid:
+                row.invalid, row.drain, row.reason = False, False, None
+            if row.down and (
+                self.cfg.return_to_service >= 2
+                or (self.cfg.return_to_service == 1 and row.down_for_timeout)
+            ):
+                row.down, row.down_for_timeout, row.reason = False, False, None
+        self.last_seen[msg.name] = now
+
+    def heartbeat(self, name: str) -> bool:
+        """Record a sign of life; False asks the agent to register again."""
+        now = self.clock()
+        with self.db.read() as s:
+            row = s.get(NodeRow, name)
+            known = row is not None and row.registered
+            revive = known and row.down and row.down_for_timeout and self.cfg.return_to_service >= 1
+        if not known:
+            return False
+        self.last_seen[name] = now
+        if revive:
+            with self.db.write() as s:
+                r = s.get(NodeRow, name)
+                r.down, r.down_for_timeout, r.reason = False, False, None
+        return True
+
+    def update(self, upd: NodeUpdate, uid: int) -> None:
+        """``scontrol update nodename=... state=...`` (the caller checked admin rights)."""
+        from slurmlite import errors
+        from slurmlite.errors import SlurmError
+        from slurmlite.hostlist import expand
+
+        now = self.clock()
+        state = (upd.state or "").upper()
+        if state not in ("", "DRAIN", "RESUME", "DOWN", "UNDRAIN", "IDLE"):
+            raise SlurmError(errors.ESLURM_INVALID_NODE_STATE, f"state {upd.state} is not supported")
+        if state in ("DRAIN", "DOWN") and not upd.reason:
+            raise SlurmError(errors.ESLURM_INVALID_NODE_STATE,
+                             "You must specify a reason when DOWNING or DRAINING a node. Request denied")
+        names = [n for item in upd.names for n in expand(item)]
+        with self.db.write() as s:
+            rows = []
+            for name in names:
+                row = s.get(NodeRow, name)
+                if row is None:
+                    raise SlurmError(errors.ESLURM_INVALID_NODE_NAME, f"invalid node name specified: {name}")
+                rows.append(row)
+            for row in rows:
+                if state == "DRAIN":
+                    row.drain = True
+                elif state == "DOWN":
+                    row.down, row.down_for_timeout = True, False
+                elif state in ("RESUME", "IDLE"):
+                    row.drain = row.down = row.down_for_timeout = row.invalid = False
+                    row.reason = None
+                elif state == "UNDRAIN":
+                    row.drain = False
+                if state in ("DRAIN", "DOWN") or (upd.reason and state != "RESUME"):
+                    row.reason, row.reason_uid, row.reason_time = upd.reason, uid, now
+
+    # ---------------------------------------------------------- liveness
+
+    def silent_for(self, name: str, now: float) -> float:
+        return now - self.last_seen.get(name, self.started)
+
+    def not_responding(self, name: str, now: float) -> bool:
+        return self.silent_for(name, now) > 2 * self.cfg.heartbeat_interval + 1
+
+    def check_liveness(self) -> list[str]:
+        """Mark nodes DOWN after SlurmdTimeout of silence; return the newly DOWN ones."""
+        now = self.clock()
+        timeout = self.cfg.slurmd_timeout
+        if timeout <= 0:
+            return []
+        newly: list[str] = []
+        with self.db.read() as s:
+            rows = list(s.scalars(select(NodeRow).where(NodeRow.registered.is_(True), NodeRow.down.is_(False))))
+        for row in rows:
+            if self.silent_for(row.name, now) > timeout:
+                newly.append(row.name)
+        if newly:
+            with self.db.write() as s:
+                for name in newly:
+                    r = s.get(NodeRow, name)
+                    r.down, r.down_for_timeout = True, True
+                    r.reason, r.reason_uid, r.reason_time = "Not responding", 0, now
+        return newly
+
+    # ------------------------------------------------------------ views
+
+    def rows(self) -> list[NodeRow]:
+        with self.db.read() as s:
+            return list(s.scalars(select(NodeRow)))
+
+    def usage(self) -> dict[str, Usage]:
+        """What running and completing jobs hold on each node."""
+        use: dict[str, Usage] = {}
+        with self.db.read() as s:
+            q = select(JobRow).where((JobRow.state == "RUNNING") | (JobRow.flags.like("%COMPLETING%")))
+            for job in s.scalars(q):
+                completing = "COMPLETING" in split_list(job.flags)
+                for a in allocs_of(job):
+                    u = use.setdefault(a.node, Usage())
+                    u.cpus += a.cpus
+                    u.mem += a.mem
+                    u.gpus = tuple(sorted({*u.gpus, *a.gpus}))
+                    u.jobs += 1
+                    u.completing_only = u.completing_only and completing
+        return use
+
+    def usable(self, row: NodeRow, now: float) -> bool:
+        return row.registered and not (row.down or row.drain or row.invalid) and not self.not_responding(row.name, now)
+
+    def infos(self) -> list[NodeInfo]:
+        now = self.clock()
+        use = self.usage()
+        order = {n.name: i for i, n in enumerate(self.cfg.nodes)}
+        out = []
+        for row in sorted(self.rows(), key=lambda r: (order.get(r.name, 10**6), r.name)):
+            u = use.get(row.name, Usage())
+            flags: list[str] = []
+            if row.drain:
+                flags.append("DRAIN")
+            if row.invalid:
+                flags.append("INVALID_REG")
+            if u.jobs and u.completing_only:
+                flags.append("COMPLETING")
+            if not row.down and (not row.registered or self.not_responding(row.name, now)):
+                flags.append("NOT_RESPONDING")
+            if row.down:
+                base = "DOWN"
+            elif not row.registered:
+                base = "UNKNOWN"
+            elif u.cpus == 0 or (u.jobs and u.completing_only):
+                base = "IDLE"
+            elif u.cpus >= row.cpus:
+                base = "ALLOCATED"
+            else:
+                base = "MIXED"
+            gres = "(null)"
+            if row.gpus:
+                gres = f"gpu:{row.gpu_type}:{row.gpus}" if row.gpu_type else f"gpu:{row.gpus}"
+            out.append(NodeInfo(
+                name=row.name, addr=row.addr, hostname=row.hostname, port=row.port,
+                cpus=row.cpus, real_memory=row.real_memory, gres=gres, gpus=row.gpus,
+                state=base, flags=flags, alloc_cpus=u.cpus, alloc_mem=u.mem, alloc_gpus=list(u.gpus),
+                reason=row.reason, reason_user=_user_of(row.reason_uid), reason_time=row.reason_time,
+                features=split_list(row.features), weight=row.weight,
+                partitions=[p.name for p in self.cfg.partitions if row.name in p.nodes],
+                boot_time=row.boot_time, slurmd_start_time=row.slurmd_start_time,
+                last_busy_time=row.last_busy_time, version=row.version, arch=row.arch, os=row.os,
+            ))
+        return out
+
+    def partitions(self) -> list[PartitionInfo]:
+        rows = {r.name: r for r in self.rows()}
+        out = []
+        for p in self.cfg.partitions:
+            members = [rows[n] for n in p.nodes if n in rows]
+            out.append(PartitionInfo(
+                name=p.name, nodes=list(p.nodes), default=p.default, max_time=p.max_time,
+                default_time=p.default_time, state=p.state, priority_job_factor=p.priority_job_factor,
+                priority_tier=p.priority_tier, total_cpus=sum(r.cpus for r in members),
+                total_nodes=len(members), total_mem=sum(r.real_memory for r in members),
+                total_gpus=sum(r.gpus for r in members),
+            ))
+        return out
+
+
+def _registration_problem(row: NodeRow, msg: NodeRegister) -> str | None:
+    if msg.cpus < row.cpus:
+        return "Low socket*core*thread count"
+    if msg.real_memory < row.real_memory:
+        return "Low RealMemory"
+    if len(msg.gpus) < row.gpus:
+        return f"gres/gpu count reported lower than configured ({len(msg.gpus)} < {row.gpus})"
+    return None
+
+
+def _user_of(uid: int | None) -> str | None:
+    if uid is None:
+        return None
+    from controller.auth import user_name
+
+    return user_name(uid)

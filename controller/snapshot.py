@@ -1,0 +1,100 @@
+"""Building the scheduler's snapshot from the store (mechanism, not policy).
+
+Reads pending jobs, node rows, what running/completing jobs hold and the
+partitions, and turns them into the frozen values of
+``slurmlite.scheduler.snapshot``.  Nothing here decides anything: a node is
+``usable`` exactly when the node service says so, a job's request is copied
+as stored.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from controller.convert import split_list
+from controller.nodes import NodeService
+from controller.store.db import Database
+from controller.store.models import JobRow
+from slurmlite.config import Config
+from slurmlite.scheduler.snapshot import NodeView, PartitionView, PendingJob, Snapshot
+
+
+def pending_job(row: JobRow) -> PendingJob:
+    return PendingJob(
+        job_id=row.id,
+        priority=row.priority,
+        submit_time=row.submit_time,
+        partition=row.partition,
+        user=row.user,
+        nodes_min=row.nodes_min,
+        nodes_max=row.nodes_max,
+        ntasks=row.ntasks,
+        ntasks_per_node=row.ntasks_per_node,
+        cpus_per_task=row.cpus_per_task,
+        mem_per_node=row.mem_per_node,
+        mem_per_cpu=row.mem_per_cpu,
+        mem_per_gpu=row.mem_per_gpu,
+        gpus_per_node=row.gpus_per_node,
+        gpus_total=row.gpus_total,
+        gpu_type=row.gpu_type,
+        time_limit=row.time_limit,
+        req_nodes=tuple(split_list(row.req_nodes)),
+        exc_nodes=tuple(split_list(row.exc_nodes)),
+        exclusive=row.exclusive,
+        features=row.constraint,
+        held=row.hold,
+        begin_time=row.eligible_time,
+    )
+
+
+def node_views(cfg: Config, nodes: NodeService, now: float) -> tuple[NodeView, ...]:
+    use = nodes.usage()
+    order = {n.name: i for i, n in enumerate(cfg.nodes)}
+    member: dict[str, list[str]] = {}
+    for p in cfg.partitions:
+        for n in p.nodes:
+            member.setdefault(n, []).append(p.name)
+    views = []
+    for row in nodes.rows():
+        u = use.get(row.name)
+        views.append(NodeView(
+            name=row.name,
+            index=order.get(row.name, 10**6),
+            cpus=row.cpus,
+            real_memory=row.real_memory,
+            gpus=row.gpus,
+            gpu_type=row.gpu_type,
+            features=frozenset(split_list(row.features)),
+            weight=row.weight,
+            partitions=tuple(member.get(row.name, ())),
+            usable=nodes.usable(row, now),
+            alloc_cpus=u.cpus if u else 0,
+            alloc_mem=u.mem if u else 0,
+            alloc_gpus=frozenset(u.gpus) if u else frozenset(),
+        ))
+    return tuple(sorted(views, key=lambda v: (v.index, v.name)))
+
+
+def partition_views(cfg: Config) -> tuple[PartitionView, ...]:
+    return tuple(
+        PartitionView(
+            name=p.name,
+            nodes=tuple(p.nodes),
+            state=p.state,
+            max_time=p.max_time,
+            priority_tier=p.priority_tier,
+            priority_job_factor=p.priority_job_factor,
+        )
+        for p in cfg.partitions
+    )
+
+
+def take(db: Database, cfg: Config, nodes: NodeService, now: float) -> Snapshot:
+    with db.read() as s:
+        rows = list(s.scalars(select(JobRow).where(JobRow.state == "PENDING")))
+    return Snapshot(
+        now=now,
+        nodes=node_views(cfg, nodes, now),
+        partitions=partition_views(cfg),
+        pending=tuple(pending_job(r) for r in rows),
+    )

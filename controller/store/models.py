@@ -1,0 +1,144 @@
+"""The job store's tables (SQLAlchemy 2.0 typed ORM).
+
+Four tables hold everything the controller must not forget:
+
+* ``jobs``   one row per job: the request, its state and its accounting;
+  allocations and environments are JSON text columns (read whole, never
+  queried inside);
+* ``steps``  one row per job step (``batch`` for the batch script), for sacct;
+* ``nodes``  what each node registered and the admin/health state that must
+  survive a controller restart (DOWN, DRAIN and their reasons);
+* ``meta``   small counters, e.g. the next job id.
+
+A submission is acknowledged only after its row is committed, so a killed
+controller loses nothing it answered for.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Boolean, Float, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class JobRow(Base):
+    __tablename__ = "jobs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    name: Mapped[str] = mapped_column(String(256))
+    uid: Mapped[int] = mapped_column(Integer, index=True)
+    gid: Mapped[int] = mapped_column(Integer)
+    user: Mapped[str] = mapped_column(String(64))
+    group: Mapped[str] = mapped_column(String(64))
+    account: Mapped[str] = mapped_column(String(64))
+    qos: Mapped[str] = mapped_column(String(64))
+    partition: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    flags: Mapped[str] = mapped_column(String(128), default="")
+    reason: Mapped[str] = mapped_column(String(64), default="None")
+    state_desc: Mapped[str | None] = mapped_column(Text, nullable=True)
+    priority: Mapped[int] = mapped_column(Integer, default=1)
+    nice: Mapped[int] = mapped_column(Integer, default=0)
+    hold: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    submit_time: Mapped[float] = mapped_column(Float)
+    eligible_time: Mapped[float | None] = mapped_column(Float, nullable=True)
+    start_time: Mapped[float | None] = mapped_column(Float, nullable=True)
+    end_time: Mapped[float | None] = mapped_column(Float, nullable=True)
+    time_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    nodes_min: Mapped[int] = mapped_column(Integer, default=1)
+    nodes_max: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    ntasks: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    ntasks_per_node: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    cpus_per_task: Mapped[int] = mapped_column(Integer, default=1)
+    num_cpus: Mapped[int] = mapped_column(Integer, default=1)
+    mem_per_node: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    mem_per_cpu: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    mem_per_gpu: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    gpus_per_node: Mapped[int] = mapped_column(Integer, default=0)
+    gpus_total: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    gpu_type: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    tres_per_node: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    tres_per_job: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    nodes: Mapped[str] = mapped_column(Text, default="")  # comma list, config order
+    alloc: Mapped[str] = mapped_column(Text, default="[]")  # JSON list of NodeAlloc
+    layout: Mapped[str] = mapped_column(String(256), default="")  # tasks per node, comma list
+    batch_host: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    exit_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    derived_exit_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    restarts: Mapped[int] = mapped_column(Integer, default=0)
+    work_dir: Mapped[str] = mapped_column(Text)
+    submit_dir: Mapped[str] = mapped_column(Text)
+    submit_host: Mapped[str] = mapped_column(String(256))
+    command: Mapped[str | None] = mapped_column(Text, nullable=True)
+    std_out: Mapped[str | None] = mapped_column(Text, nullable=True)
+    std_err: Mapped[str | None] = mapped_column(Text, nullable=True)
+    std_in: Mapped[str | None] = mapped_column(Text, nullable=True)
+    open_mode: Mapped[str] = mapped_column(String(16), default="truncate")
+    comment: Mapped[str | None] = mapped_column(Text, nullable=True)
+    req_nodes: Mapped[str] = mapped_column(Text, default="")
+    exc_nodes: Mapped[str] = mapped_column(Text, default="")
+    exclusive: Mapped[bool] = mapped_column(Boolean, default=False)
+    constraint: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    cancelled_by: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    requeue: Mapped[bool] = mapped_column(Boolean, default=True)
+    script: Mapped[str] = mapped_column(Text)
+    environment: Mapped[str] = mapped_column(Text, default="{}")  # JSON
+    echo_env: Mapped[str] = mapped_column(Text, default="{}")  # JSON
+    export: Mapped[str] = mapped_column(String(256), default="ALL")
+    last_sched_eval: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class StepRow(Base):
+    __tablename__ = "steps"
+
+    job_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    step_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(256))
+    state: Mapped[str] = mapped_column(String(16))
+    exit_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    start_time: Mapped[float | None] = mapped_column(Float, nullable=True)
+    end_time: Mapped[float | None] = mapped_column(Float, nullable=True)
+    nodes: Mapped[str] = mapped_column(Text, default="")
+    cpus: Mapped[int] = mapped_column(Integer, default=1)
+    mem: Mapped[int] = mapped_column(Integer, default=0)
+    ntasks: Mapped[int] = mapped_column(Integer, default=1)
+
+
+class NodeRow(Base):
+    __tablename__ = "nodes"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    addr: Mapped[str] = mapped_column(String(256))
+    hostname: Mapped[str] = mapped_column(String(256))
+    port: Mapped[int] = mapped_column(Integer)
+    cpus: Mapped[int] = mapped_column(Integer)
+    real_memory: Mapped[int] = mapped_column(Integer)
+    gpus: Mapped[int] = mapped_column(Integer, default=0)
+    gpu_type: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    features: Mapped[str] = mapped_column(Text, default="")
+    weight: Mapped[int] = mapped_column(Integer, default=1)
+    dynamic: Mapped[bool] = mapped_column(Boolean, default=False)
+    registered: Mapped[bool] = mapped_column(Boolean, default=False)
+    down: Mapped[bool] = mapped_column(Boolean, default=False)
+    down_for_timeout: Mapped[bool] = mapped_column(Boolean, default=False)
+    drain: Mapped[bool] = mapped_column(Boolean, default=False)
+    invalid: Mapped[bool] = mapped_column(Boolean, default=False)
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    reason_uid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    reason_time: Mapped[float | None] = mapped_column(Float, nullable=True)
+    boot_time: Mapped[float | None] = mapped_column(Float, nullable=True)
+    slurmd_start_time: Mapped[float | None] = mapped_column(Float, nullable=True)
+    last_busy_time: Mapped[float | None] = mapped_column(Float, nullable=True)
+    version: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    arch: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    os: Mapped[str | None] = mapped_column(String(256), nullable=True)
+
+
+class MetaRow(Base):
+    __tablename__ = "meta"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)

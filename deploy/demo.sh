@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# `make demo`: a 2-node local cluster with 4 fake GPUs per node, three example jobs,
+# what squeue/sinfo/sacct show, then the cluster is stopped (KEEP=1 keeps it running).
+set -euo pipefail
+DIR=${DEMO_DIR:-$PWD/demo-cluster}
+
+slurmlite cluster up --dir "$DIR" --nodelist 'node[1-2]' --cpus-per-node 4 --gpus-per-node 4 \
+    --gpu-type a100 --mem-per-node 8000
+stop() {
+  if [ -n "${KEEP:-}" ]; then
+    echo; echo "cluster kept running: 'source $DIR/env' to use it, 'slurmlite cluster down --dir $DIR' to stop it"
+  else
+    echo; slurmlite cluster down --dir "$DIR"
+  fi
+}
+trap stop EXIT
+export SLURM_CONF="$DIR/slurm.conf"
+mkdir -p "$DIR/jobs" && cd "$DIR/jobs"
+
+say() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+run() { say "$*"; "$@"; }
+
+run sinfo
+cpu=$(sbatch --parsable --job-name=cpu-job --time=5 --wrap 'echo "hello from $SLURMD_NODENAME (job $SLURM_JOB_ID)"; sleep 3')
+say "sbatch --job-name=cpu-job ...  -> job $cpu"
+gpu=$(sbatch --parsable --job-name=gpu-job --gres=gpu:2 --time=5 --wrap 'echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES on $SLURMD_NODENAME"; sleep 3')
+say "sbatch --job-name=gpu-job --gres=gpu:2 ...  -> job $gpu"
+big=$(sbatch --parsable --job-name=big-job -N 2 --exclusive --time=5 --wrap 'echo "both nodes at once: $SLURM_JOB_NODELIST"')
+say "sbatch --job-name=big-job -N 2 --exclusive ...  -> job $big (waits for resources)"
+sleep 1
+run squeue
+run sinfo
+say "waiting for the queue to drain"
+for _ in $(seq 120); do
+  [ -z "$(squeue -h -o %i)" ] && break
+  sleep 0.5
+done
+run squeue
+run sacct -j "$cpu,$gpu,$big"
+for id in "$cpu" "$gpu" "$big"; do run cat "slurm-$id.out"; done

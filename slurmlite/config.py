@@ -1,0 +1,500 @@
+"""slurm.conf subset: read the configuration file a Slurm lab already has.
+
+:func:`load_config` reads ``-f path``, else ``$SLURM_CONF``, else
+``/etc/slurm/slurm.conf``; every command does, so imports stay light.
+Format (slurm.conf(5); spec §5.1, §5.3, §11): ``Key=Value`` pairs, keys
+case-insensitive, values may be double-quoted; ``#`` starts a comment; a
+trailing ``\\`` joins the next line; ``Include <file>`` reads a file in place.
+A line whose first key is ``NodeName`` or ``PartitionName`` is a *record*
+about the named nodes (hostlist) or partition; ``NodeName=DEFAULT`` and
+``PartitionName=DEFAULT`` set the template later records start from.  Any
+other pair is a global setting (repeated: the last wins).  Unknown keys
+warn (``Config.warnings``) and are kept, lower-cased, in ``extra``; a line
+we cannot use raises :class:`ConfigError` starting ``file:line:``.
+
+Pass one types each value on the line that wrote it (so errors name it);
+pass two resolves ``Nodes=`` (``ALL`` = every node), the default partition
+(several ``Default=YES``: the last wins) and derived defaults.  Invariant:
+node names are unique, partitions name only known nodes, one default at most.
+
+Worked example::
+
+    NodeName=DEFAULT CPUs=8 RealMemory=64000
+    NodeName=g[1-2] Gres=gpu:a100:4 NodeAddr=10.0.0.[1-2]
+    PartitionName=gpu Nodes=ALL Default=YES MaxTime=2-0
+
+gives ``g1`` (10.0.0.1) and ``g2`` (10.0.0.2), each 8 CPUs (so Sockets=8),
+64000 MiB and 4 ``a100`` GPUs; ``gpu`` has ``max_time=2880`` (2 * 1440 min).
+
+slurmlite extensions: the ``Slurmlite*`` keys; relative paths start from
+the config's directory; one ``NodeAddr`` for several nodes and ``Port=[a-b]``
+let agents share a machine.  gres.conf: :mod:`slurmlite.gresconf`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from slurmlite import gresconf, hostlist
+from slurmlite.gresconf import GresConf, autodetect_for_node, gres_for_node, parse_gres_spec
+
+__all__ = [
+    "Config", "ConfigError", "GresConf", "NodeConf", "PartitionConf", "autodetect_for_node",
+    "config_items", "gres_for_node", "load_config", "parse_config",
+]  # fmt: skip
+DEFAULT_CONF = "/etc/slurm/slurm.conf"
+SLURM_VERSION = "22.05.8"
+AUTH_TYPES = ("auth/local", "auth/munge", "auth/jwt")
+NODE_STATES = ("UNKNOWN", "IDLE", "DOWN", "DRAIN", "FAIL", "FAILING", "FUTURE", "CLOUD")
+PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
+_FACTORS = "Age Assoc Fairshare JobSize Partition QOS".split()
+PRIORITY_WEIGHT_KEYS = tuple(f"PriorityWeight{factor}" for factor in _FACTORS)
+_NO_WEIGHTS = {factor.lower(): 0 for factor in _FACTORS}  # priority_weights keys: "age", ...
+_UNCOMMENTED = re.compile(r'(?:[^"#]|"[^"]*(?:"|$))*')  # text before a '#' outside quotes
+_PAIR = re.compile(r'\s*([A-Za-z_][\w.]*)\s*=[ \t]*(?:"([^"]*)"|([^\s"]*))(?=\s|$)')
+_INT_KINDS = {  # whole-number kinds: (lowest, highest) accepted value
+    "int": (0, None), "sec": (0, None), "pos": (1, None), "port": (1, 65535),
+    "rts": (0, 2), "prio": (0, 65533), "array": (0, 4000001), "weight": (0, 4294967295),
+}  # fmt: skip
+_CHOICES = {
+    "auth": AUTH_TYPES, "nstate": NODE_STATES, "pstate": PARTITION_STATES,
+    "bool": ("YES", "NO", "TRUE", "FALSE", "1", "0"),
+}  # fmt: skip
+_CTL_HOST = re.compile(r"([^()\s]+)(?:\(([^()\s]+)\))?")
+
+
+class ConfigError(ValueError):
+    """A configuration line slurmlite cannot use; ``str()`` starts with ``file:line:``."""
+
+
+def _key(key: str, kind: str, default: Any = None, factory: Callable[[], Any] | None = None) -> Any:
+    """A dataclass field read from ``key``; ``kind`` says how :func:`convert` types it."""
+    extra = {"default_factory": factory} if factory else {"default": default}
+    return field(metadata={"key": key, "kind": kind}, **extra)
+
+
+@dataclass
+class NodeConf:
+    """One node of a ``NodeName=`` line, templates and hostlists applied."""
+
+    name: str
+    addr: str = _key("NodeAddr", "str", "")  # "" until read: the node's name
+    hostname: str = _key("NodeHostname", "str", "")
+    port: int = _key("Port", "ports", 0)  # 0 until read: SlurmdPort
+    cpus: int = _key("CPUs", "pos", 1)
+    real_memory: int = _key("RealMemory", "pos", 1)  # MiB
+    gpus: int = 0  # from Gres
+    gpu_type: str | None = None
+    features: list[str] = _key("Features", "list", factory=list)
+    weight: int = _key("Weight", "int", 1)
+    state: str = _key("State", "nstate", "UNKNOWN")
+    gres: str = _key("Gres", "gres", "")  # as written, e.g. "gpu:a100:4"
+    boards: int = _key("Boards", "pos", 1)
+    sockets: int = _key("Sockets", "pos", 1)  # all sockets of the node
+    cores_per_socket: int = _key("CoresPerSocket", "pos", 1)
+    threads_per_core: int = _key("ThreadsPerCore", "pos", 1)
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class PartitionConf:
+    """One ``PartitionName=`` line; times are minutes, ``None`` = UNLIMITED."""
+
+    name: str
+    nodes: list[str] = _key("Nodes", "str", factory=list)  # hostlist or ALL, expanded
+    default: bool = _key("Default", "bool", False)
+    max_time: int | None = _key("MaxTime", "time", None)
+    default_time: int | None = _key("DefaultTime", "time", None)  # None: = max_time
+    state: str = _key("State", "pstate", "UP")
+    priority_job_factor: int = _key("PriorityJobFactor", "prio", 1)
+    priority_tier: int = _key("PriorityTier", "prio", 1)
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def effective_default_time(self) -> int | None:
+        """The limit a job without ``--time`` gets."""
+        return self.max_time if self.default_time is None else self.default_time
+
+
+@dataclass
+class Config:
+    """The whole configuration; field names are the snake_case of the keys."""
+
+    path: str = "<string>"
+    cluster_name: str = _key("ClusterName", "str", "cluster")
+    control_host: str = _key("SlurmctldHost", "host", "localhost")  # host or host(addr)
+    control_addr: str = "localhost"
+    slurmctld_port: int = _key("SlurmctldPort", "port", 6817)
+    slurmd_port: int = _key("SlurmdPort", "port", 6818)
+    state_save_location: str = _key("StateSaveLocation", "path", "/var/spool/slurmctld")
+    slurmd_spool_dir: str = _key("SlurmdSpoolDir", "path", "/var/spool/slurmd")  # %n %h
+    slurmctld_pidfile: str = _key("SlurmctldPidFile", "path", "/var/run/slurmctld.pid")
+    slurmd_pidfile: str = _key("SlurmdPidFile", "path", "/var/run/slurmd.pid")
+    slurmctld_logfile: str | None = _key("SlurmctldLogFile", "optpath")  # None: stderr
+    slurmd_logfile: str | None = _key("SlurmdLogFile", "optpath")
+    slurm_user: str = _key("SlurmUser", "str", "root")
+    slurmd_timeout: int = _key("SlurmdTimeout", "sec", 300)  # 0: never mark DOWN
+    kill_wait: int = _key("KillWait", "sec", 30)
+    min_job_age: int = _key("MinJobAge", "sec", 300)
+    max_job_count: int = _key("MaxJobCount", "pos", 10000)
+    max_array_size: int = _key("MaxArraySize", "array", 1001)
+    gres_types: list[str] = _key("GresTypes", "list", factory=list)
+    def_mem_per_cpu: int = _key("DefMemPerCPU", "int", 0)  # MiB; 0: the whole node
+    def_mem_per_gpu: int = _key("DefMemPerGPU", "int", 0)
+    scheduler_type: str = _key("SchedulerType", "str", "sched/backfill")
+    scheduler_parameters: dict[str, str] = _key("SchedulerParameters", "params", factory=dict)
+    priority_type: str = _key("PriorityType", "str", "priority/multifactor")
+    select_type: str = _key("SelectType", "str", "select/cons_tres")
+    select_type_parameters: str = _key("SelectTypeParameters", "str", "CR_Core_Memory")
+    return_to_service: int = _key("ReturnToService", "rts", 0)
+    slurmd_parameters: list[str] = _key("SlurmdParameters", "list", factory=list)
+    auth_type: str = _key("AuthType", "auth", "auth/local")
+    priority_weights: dict[str, int] = field(default_factory=_NO_WEIGHTS.copy)  # "age": N
+    # slurmlite extensions; "" = derived in pass two (see module docstring)
+    store_url: str = _key("SlurmliteStoreURL", "str", "")
+    socket_path: str = _key("SlurmliteSocket", "path", "")
+    key_file: str = _key("SlurmliteKeyFile", "path", "")
+    default_account: str = _key("SlurmliteDefaultAccount", "str", "default")
+    default_qos: str = _key("SlurmliteDefaultQOS", "str", "normal")
+    heartbeat_interval: float = _key("SlurmliteHeartbeatInterval", "fsec", 30.0)
+    admin_users: list[str] = _key("SlurmliteAdminUsers", "list", factory=list)
+    nodes: list[NodeConf] = field(default_factory=list)
+    partitions: list[PartitionConf] = field(default_factory=list)
+    gres: list[GresConf] = field(default_factory=list)  # gres.conf device lines
+    gres_autodetect: str | None = None  # gres.conf AutoDetect for every node
+    gres_node_autodetect: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def node(self, name: str) -> NodeConf:
+        """The node called ``name``; KeyError if there is none."""
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(f"unknown node '{name}'")
+
+    def partition(self, name: str) -> PartitionConf:
+        """The partition called ``name``; KeyError if there is none."""
+        for part in self.partitions:
+            if part.name == name:
+                return part
+        raise KeyError(f"unknown partition '{name}'")
+
+    @property
+    def default_partition(self) -> PartitionConf | None:
+        return next((p for p in self.partitions if p.default), None)
+
+    @property
+    def config_overrides(self) -> bool:
+        """``SlurmdParameters=config_overrides``: trust the config over what agents report."""
+        return "config_overrides" in self.slurmd_parameters
+
+    def expand_node_path(self, template: str, node_name: str) -> str:
+        """``%n`` -> node name, ``%h`` -> its NodeHostname, ``%%`` -> ``%``."""
+        host = next((n.hostname for n in self.nodes if n.name == node_name), node_name)
+        subst = {"n": node_name, "h": host, "%": "%"}
+        return re.sub(r"%([nh%])", lambda m: subst[m.group(1)], template)
+
+
+def _keys(cls: type) -> dict[str, tuple[str, str, str]]:
+    """{lower-cased key: (key as Slurm spells it, field name, kind)} of a dataclass."""
+    return {
+        f.metadata["key"].lower(): (f.metadata["key"], f.name, f.metadata["kind"])
+        for f in fields(cls)
+        if "key" in f.metadata
+    }
+
+
+GLOBAL_KEYS = _keys(Config) | {
+    k.lower(): (k, "priority_weights", "weight") for k in PRIORITY_WEIGHT_KEYS
+}
+NODE_KEYS = _keys(NodeConf)
+PARTITION_KEYS = _keys(PartitionConf)
+
+
+def iter_lines(text: str) -> Iterator[tuple[int, str]]:
+    """Logical lines as ``(first line number, text)``: comments cut, ``\\`` joined."""
+    start, parts = 0, []
+    for number, raw in enumerate([*text.splitlines(), ""], 1):
+        body = _UNCOMMENTED.match(raw).group(0).rstrip()  # type: ignore[union-attr]
+        start = start if parts else number
+        parts.append(body.removesuffix("\\"))
+        if not body.endswith("\\"):
+            line, parts = "".join(parts).strip(), []
+            if line:
+                yield start, line
+
+
+def split_pairs(line: str, where: str) -> list[tuple[str, str]]:
+    """``'A=1 B="x y"'`` -> ``[('A', '1'), ('B', 'x y')]``; ConfigError if no ``=``."""
+    pairs: list[tuple[str, str]] = []
+    pos, line = 0, line.strip()
+    while pos < len(line):
+        m = _PAIR.match(line, pos)
+        if m is None:
+            raise ConfigError(f"{where}: expected Key=Value, found '{line[pos:].split()[0]}'")
+        pairs.append((m.group(1), m.group(3) if m.group(2) is None else m.group(2)))
+        pos = m.end()
+    return pairs
+
+
+def convert(kind: str, value: str, key: str, where: str) -> Any:
+    """One raw value -> its typed form (``kind`` from the field); ConfigError if invalid."""
+    bad = ConfigError(f"{where}: invalid value '{value}' for {key}")
+    if kind in ("str", "path", "host"):
+        return value
+    if kind == "optpath":
+        return value or None
+    if kind == "list":
+        return [item.strip() for item in value.split(",") if item.strip()]
+    if kind == "params":  # "bf_window=60,bf_continue" -> {"bf_window": "60", "bf_continue": ""}
+        pairs = (item.partition("=") for item in convert("list", value, key, where))
+        return {name.strip(): arg.strip() for name, _, arg in pairs}
+    if kind in _CHOICES:
+        word = value.lower() if kind == "auth" else value.upper()
+        if word not in _CHOICES[kind]:
+            raise bad
+        return word in ("YES", "TRUE", "1") if kind == "bool" else word
+    if kind in ("time", "fsec", "gres"):
+        try:
+            if kind == "fsec" and float(value) > 0:
+                return float(value)
+            if kind == "gres":
+                parse_gres_spec(value)  # ValueError if malformed; NodeConf keeps the text
+                return value
+            if kind == "time":  # minutes; None = UNLIMITED
+                from slurmlite.timefmt import duration_to_minutes, parse_duration
+
+                seconds = parse_duration(value)
+                return None if seconds is None else duration_to_minutes(seconds)
+        except ValueError:
+            pass
+        raise bad
+    if kind == "ports":  # "6818" or "[17001-17004]": one port per node, in order
+        return [convert("port", port, key, where) for port in _hosts(value, key, where)]
+    lo, hi = _INT_KINDS[kind]
+    if not value.isdecimal() or int(value) < lo or (hi is not None and int(value) > hi):
+        raise bad
+    return int(value)
+
+
+def _hosts(value: str, key: str, where: str) -> list[str]:
+    try:
+        return hostlist.expand(value)
+    except ValueError:
+        raise ConfigError(f"{where}: invalid hostlist '{value}' for {key}") from None
+
+
+def _per_node(expr: str, names: list[str], key: str, where: str) -> list[str]:
+    """NodeAddr/NodeHostname: one host for every node, or one per node in order."""
+    if not expr:
+        return names
+    hosts = _hosts(expr, key, where)
+    if len(hosts) not in (1, len(names)):
+        raise ConfigError(f"{where}: {key} names {len(hosts)} hosts for {len(names)} nodes")
+    return hosts * len(names) if len(hosts) == 1 else hosts
+
+
+class _Reader:
+    """Pass one over the lines (and Includes); :meth:`finish` is pass two."""
+
+    def __init__(self, cfg: Config, conf_dir: str) -> None:
+        self.cfg, self.conf_dir, self.ctl_seen, self.names = cfg, conf_dir, False, set[str]()
+        self.templates: dict[str, dict[str, Any]] = {"nodename": {}, "partitionname": {}}
+        self.part_nodes: list[tuple[PartitionConf, str | None, str]] = []
+
+    def warn(self, where: str, text: str) -> None:
+        self.cfg.warnings.append(f"{where}: {text}")
+
+    def read(self, text: str, fname: str, depth: int = 0) -> None:
+        label = "slurm.conf" if fname.startswith("<") else os.path.basename(fname)
+        for number, line in iter_lines(text):
+            where = f"{label}:{number}"
+            words = line.split(None, 1)
+            if words[0].lower() == "include" and len(words) == 2:  # relative: conf dir
+                name = words[1].strip().strip('"')
+                if depth >= 8:  # ends Include loops
+                    raise ConfigError(f"{where}: Include nested too deeply ('{name}')")
+                self.read(_read_file(os.path.join(self.conf_dir, name), where), name, depth + 1)
+                continue
+            pairs = split_pairs(line, where)
+            head = pairs[0][0].lower()
+            for key, _ in pairs[1:]:
+                if key.lower() in self.templates:
+                    raise ConfigError(f"{where}: {key}= must start its line")
+            if head in self.templates:
+                self.record(head, pairs, where)
+            else:
+                for key, value in pairs:
+                    self.global_key(key, value, where)
+
+    def global_key(self, key: str, value: str, where: str) -> None:
+        spec = GLOBAL_KEYS.get(key.lower())
+        if spec is None:
+            self.warn(where, f"unknown key '{key}' ignored")
+            self.cfg.extra[key.lower()] = value
+            return
+        name, attr, kind = spec
+        typed = convert(kind, value, name, where)
+        if kind == "weight":  # PriorityWeightAge=N -> priority_weights["age"] = N
+            self.cfg.priority_weights[name[14:].lower()] = typed
+            return
+        if kind == "host":  # first SlurmctldHost is the controller; later ones are backups
+            m = _CTL_HOST.fullmatch(value)
+            if m is None:
+                raise ConfigError(f"{where}: invalid value '{value}' for {name}")
+            if self.ctl_seen:
+                self.warn(where, f"backup controller '{value}' ignored (one controller only)")
+                return
+            self.ctl_seen = True
+            typed, self.cfg.control_addr = m.group(1), m.group(2) or m.group(1)
+        setattr(self.cfg, attr, typed)
+
+    def record(self, head: str, pairs: list[tuple[str, str]], where: str) -> None:
+        """A NodeName= or PartitionName= line: typed values, then template or entries."""
+        table = NODE_KEYS if head == "nodename" else PARTITION_KEYS
+        got: dict[str, Any] = {}
+        extra: dict[str, str] = {}
+        for key, value in pairs[1:]:
+            spec = table.get(key.lower())
+            if spec is None:
+                self.warn(where, f"unknown key '{key}' ignored")
+                extra[key.lower()] = value
+            else:
+                got[spec[1]] = convert(spec[2], value, spec[0], where)
+        if not pairs[0][1]:
+            raise ConfigError(f"{where}: invalid value '' for {pairs[0][0]}")
+        template = self.templates[head]
+        if pairs[0][1].upper() == "DEFAULT":
+            template.update(got, extra={**template.get("extra", {}), **extra})
+            return
+        got = {**template, **got, "extra": {**template.get("extra", {}), **extra}}
+        if head == "nodename":
+            self.add_nodes(pairs[0][1], got, where)
+            return
+        name = pairs[0][1]
+        if any(p.name == name for p in self.cfg.partitions):
+            raise ConfigError(f"{where}: duplicate partition '{name}'")
+        nodes = got.pop("nodes", None)
+        self.cfg.partitions.append(PartitionConf(name=name, **got))
+        self.part_nodes.append((self.cfg.partitions[-1], nodes, where))
+
+    def add_nodes(self, expr: str, got: dict[str, Any], where: str) -> None:
+        names = _hosts(expr, "NodeName", where)
+        addrs = _per_node(got.pop("addr", ""), names, "NodeAddr", where)
+        hostnames = _per_node(got.pop("hostname", ""), names, "NodeHostname", where)
+        ports = got.pop("port", None) or [0]  # 0: SlurmdPort, filled in by finish()
+        if len(ports) not in (1, len(names)):
+            raise ConfigError(f"{where}: Port gives {len(ports)} ports for {len(names)} nodes")
+        got["gpus"], got["gpu_type"], others = parse_gres_spec(got.get("gres", ""))
+        for other in others:
+            self.warn(where, f"GRES '{other}' ignored (slurmlite schedules gpu only)")
+        # Topology: CPUs alone means that many one-core sockets (as Slurm shows it);
+        # without CPUs, CPUs = Sockets * CoresPerSocket * ThreadsPerCore.
+        per_socket = got.get("cores_per_socket", 1) * got.get("threads_per_core", 1)
+        if "cpus" in got:
+            got.setdefault("sockets", max(1, got["cpus"] // per_socket))
+        else:
+            got["cpus"] = got.setdefault("sockets", 1) * per_socket
+        for i, name in enumerate(names):
+            if name in self.names:
+                raise ConfigError(f"{where}: duplicate node '{name}'")
+            self.names.add(name)
+            port = ports[i] if len(ports) > 1 else ports[0]
+            copies = {k: v.copy() if isinstance(v, list | dict) else v for k, v in got.items()}
+            self.cfg.nodes.append(
+                NodeConf(name=name, addr=addrs[i], hostname=hostnames[i], port=port, **copies)
+            )
+
+    def finish(self) -> None:
+        cfg = self.cfg
+        every = [node.name for node in cfg.nodes]
+        for part, expr, where in self.part_nodes:
+            wanted = every if (expr or "").upper() == "ALL" else _hosts(expr or "", "Nodes", where)
+            for name in wanted:
+                if name not in self.names:
+                    raise ConfigError(
+                        f"{where}: partition '{part.name}' names unknown node '{name}'"
+                    )
+            part.nodes = list(dict.fromkeys(wanted))
+        for part in [p for p in cfg.partitions if p.default][:-1]:
+            part.default = False  # several Default=YES: the last one wins
+        for node in cfg.nodes:
+            node.port = node.port or cfg.slurmd_port
+        if any(node.gpus for node in cfg.nodes) and "gpu" not in cfg.gres_types:
+            cfg.warnings.append("nodes have Gres=gpu but GresTypes does not name gpu")
+        for _, attr, kind in GLOBAL_KEYS.values():
+            value = getattr(cfg, attr)
+            if kind in ("path", "optpath") and value and not os.path.isabs(value):
+                setattr(cfg, attr, os.path.join(self.conf_dir, value))
+        state = cfg.state_save_location
+        cfg.store_url = cfg.store_url or "sqlite:///" + os.path.join(state, "slurmlite.db")
+        cfg.socket_path = cfg.socket_path or os.path.join(state, "slurmctld.sock")
+        cfg.key_file = cfg.key_file or os.path.join(self.conf_dir, "slurmlite.key")
+
+
+def _read_file(path: str, where: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError as err:
+        raise ConfigError(f"{where}: cannot read {path}: {err.strerror}") from None
+
+
+def parse_config(text: str, path: str = "<string>", gres_text: str | None = None) -> Config:
+    """Parse slurm.conf text.  ``path`` names it: relative paths and Includes start
+    from its directory (a ``<string>`` reads as if it were /etc/slurm/slurm.conf).
+    ``gres_text`` is the gres.conf beside it, if there is one."""
+    real = not path.startswith("<")
+    cfg = Config(path=os.path.abspath(path) if real else path)
+    conf_dir = os.path.dirname(cfg.path if real else DEFAULT_CONF)
+    reader = _Reader(cfg, conf_dir)
+    reader.read(text, path)
+    reader.finish()
+    if gres_text is not None:
+        gresconf.attach(cfg, gres_text, os.path.join(conf_dir, "gres.conf"))
+    return cfg
+
+
+def load_config(path: str | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Read ``path``, else ``$SLURM_CONF``, else /etc/slurm/slurm.conf, + gres.conf beside it."""
+    env = os.environ if env is None else env
+    path = path or env.get("SLURM_CONF") or DEFAULT_CONF
+    text = _read_file(path, os.path.basename(path))
+    gres_path = os.path.join(os.path.dirname(os.path.abspath(path)), "gres.conf")
+    gres_text = _read_file(gres_path, "gres.conf") if os.path.exists(gres_path) else None
+    return parse_config(text, path, gres_text=gres_text)
+
+
+def config_items(cfg: Config) -> list[tuple[str, str]]:
+    """``scontrol show config`` lines as ``(Key, value)``: Slurm's names and formats,
+    sorted by name as Slurm prints them, then the slurmlite extensions."""
+    import pwd
+
+    items = {"SLURM_CONF": cfg.path, "SLURM_VERSION": SLURM_VERSION}
+    for key, attr, kind in GLOBAL_KEYS.values():
+        value = getattr(cfg, attr)
+        if isinstance(value, dict):
+            value = ",".join(k if v == "" else f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, list):
+            value = ",".join(value)
+        elif kind in ("sec", "fsec"):  # 300 -> "300 sec", 0.5 -> "0.5 sec"
+            value = f"{value if isinstance(value, int) else format(value, 'g')} sec"
+        items[key] = "(null)" if value in (None, "") else str(value)
+    host = items.pop("SlurmctldHost")
+    items["SlurmctldHost[0]"] = host if cfg.control_addr == host else f"{host}({cfg.control_addr})"
+    items["DefMemPerCPU"] = str(cfg.def_mem_per_cpu or "UNLIMITED")
+    gpu_mem = items.pop("DefMemPerGPU")
+    items["JobDefaults"] = f"DefMemPerGPU={gpu_mem}" if cfg.def_mem_per_gpu else "(null)"
+    items.update((k, str(cfg.priority_weights[k[14:].lower()])) for k in PRIORITY_WEIGHT_KEYS)
+    items["SelectTypeParameters"] = cfg.select_type_parameters.upper()
+    try:  # Slurm shows the user with its uid: slurm(64030)
+        items["SlurmUser"] += f"({pwd.getpwnam(cfg.slurm_user).pw_uid})"
+    except KeyError:
+        pass
+    items["SlurmliteStoreURL"] = re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1****@", cfg.store_url)
+    return sorted(items.items(), key=lambda kv: (kv[0].startswith("Slurmlite"), kv[0].lower()))

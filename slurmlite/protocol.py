@@ -1,0 +1,366 @@
+"""Wire schemas: what crosses HTTP between commands, controller and agents.
+
+Plain dataclasses, so the commands and the agent can build and read them
+without pydantic.  The controller's pydantic models (``controller/api/``)
+mirror these field for field; ``tests/unit/test_protocol_sync.py`` keeps the
+two in step.
+
+Conventions used everywhere on the wire:
+
+* times are Unix timestamps as floats, ``None`` when unset;
+* time limits are whole minutes, ``None`` meaning UNLIMITED;
+* memory is MiB;
+* a wait status (``exit_code``) is the raw POSIX status of ``os.waitpid``:
+  ``exit 3`` is ``3 << 8``, death by SIGKILL is ``9``.  ``slurmlite.states``
+  turns it into Slurm's ``E:S`` text.
+
+Example: ``JobSubmit(script="#!/bin/sh\\ntrue\\n", name="wrap", ...)`` is
+posted to ``/v1/jobs``; the answer is ``SubmitResult(job_id=7)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+API_PREFIX = "/v1"
+
+T = TypeVar("T")
+
+
+def to_dict(obj: Any) -> dict[str, Any]:
+    """Dataclass -> JSON-ready dict (nested dataclasses included)."""
+    return dataclasses.asdict(obj)
+
+
+def from_dict(cls: type[T], data: dict[str, Any]) -> T:
+    """Build ``cls`` from a dict, ignoring unknown keys (newer peers)."""
+    hints = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    kwargs: dict[str, Any] = {}
+    for name, f in hints.items():
+        if name not in data:
+            continue
+        value = data[name]
+        sub = _NESTED.get((cls.__name__, name))
+        if sub is not None and value is not None:
+            if isinstance(value, list):
+                value = [from_dict(sub, v) for v in value]
+            else:
+                value = from_dict(sub, value)
+        kwargs[name] = value
+    return cls(**kwargs)
+
+
+# ---------------------------------------------------------------- submission
+
+
+@dataclass
+class JobSubmit:
+    """Everything sbatch (or srun/salloc later) asks for.
+
+    Resource fields follow sbatch's options; ``None`` means "not given", so the
+    controller can apply partition and cluster defaults.
+    """
+
+    script: str
+    name: str
+    work_dir: str
+    submit_dir: str
+    submit_host: str
+    environment: dict[str, str] = field(default_factory=dict)
+    export: str = "ALL"  # ALL | NONE | list as given to --export
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    nodes_min: int | None = None
+    nodes_max: int | None = None
+    ntasks: int | None = None
+    ntasks_per_node: int | None = None
+    cpus_per_task: int | None = None
+    mem_per_node: int | None = None  # --mem (0 = whole node)
+    mem_per_cpu: int | None = None
+    mem_per_gpu: int | None = None
+    gres_per_node: int | None = None  # GPUs per node from --gres/--gpus-per-node
+    gpus_total: int | None = None  # --gpus
+    gpu_type: str | None = None
+    tres_per_node: str | None = None  # as Slurm shows it, e.g. "gres:gpu:2"
+    tres_per_job: str | None = None
+    time_limit: int | None = None  # minutes; None = partition default
+    time_unlimited: bool = False  # --time=0 / UNLIMITED given explicitly
+    std_out: str | None = None
+    std_err: str | None = None
+    std_in: str | None = None
+    open_mode: str = "truncate"
+    hold: bool = False
+    comment: str | None = None
+    req_nodes: list[str] = field(default_factory=list)
+    exc_nodes: list[str] = field(default_factory=list)
+    exclusive: bool = False
+    constraint: str | None = None
+    test_only: bool = False
+    command: str | None = None  # path of the script as given, for Command=
+    nice: int = 0
+    umask: str | None = None
+    requeue: bool | None = None
+    echo_env: dict[str, str] = field(default_factory=dict)  # SLURM_GPUS etc. echoes
+
+
+@dataclass
+class SubmitResult:
+    job_id: int
+    test_only_message: str | None = None
+
+
+# ------------------------------------------------------------------ reading
+
+
+@dataclass
+class NodeAlloc:
+    """What one job holds on one node."""
+
+    node: str
+    cpus: int
+    mem: int
+    gpus: list[int] = field(default_factory=list)
+
+
+@dataclass
+class StepInfo:
+    job_id: int
+    step_id: str  # "batch", "extern", "0", "1", ...
+    name: str
+    state: str
+    exit_code: int | None
+    start_time: float | None
+    end_time: float | None
+    nodes: list[str]
+    cpus: int
+    mem: int = 0
+    ntasks: int = 1
+
+
+@dataclass
+class JobInfo:
+    job_id: int
+    name: str
+    user: str
+    uid: int
+    gid: int
+    group: str
+    account: str
+    qos: str
+    partition: str
+    state: str  # base state, long name: PENDING, RUNNING, COMPLETED, ...
+    flags: list[str]  # state flags: COMPLETING, CONFIGURING, ...
+    reason: str  # Slurm reason name ("None" when there is none)
+    priority: int
+    submit_time: float
+    work_dir: str
+    submit_dir: str
+    num_nodes: int
+    num_cpus: int
+    num_tasks: int
+    cpus_per_task: int
+    time_limit: int | None  # minutes, None = UNLIMITED
+    state_desc: str | None = None
+    nice: int = 0
+    eligible_time: float | None = None
+    start_time: float | None = None
+    end_time: float | None = None
+    nodes_max: int | None = None
+    ntasks_per_node: int | None = None
+    mem_per_node: int | None = None
+    mem_per_cpu: int | None = None
+    mem_per_gpu: int | None = None
+    tres_per_node: str | None = None
+    tres_per_job: str | None = None
+    gpus: int = 0  # total GPUs of the job
+    nodes: list[str] = field(default_factory=list)
+    alloc: list[NodeAlloc] = field(default_factory=list)
+    tasks_per_node: list[int] = field(default_factory=list)  # parallel to ``alloc``
+    batch_host: str | None = None
+    exit_code: int | None = None
+    derived_exit_code: int | None = None
+    restarts: int = 0
+    command: str | None = None
+    std_out: str | None = None
+    std_err: str | None = None
+    std_in: str | None = None
+    comment: str | None = None
+    req_nodes: list[str] = field(default_factory=list)
+    exc_nodes: list[str] = field(default_factory=list)
+    exclusive: bool = False
+    constraint: str | None = None
+    cancelled_by: int | None = None
+    requeue: bool = True
+    last_sched_eval: float | None = None
+    steps: list[StepInfo] = field(default_factory=list)
+    array_job_id: int | None = None
+    array_task_id: int | None = None
+
+
+@dataclass
+class NodeInfo:
+    name: str
+    addr: str
+    hostname: str
+    port: int
+    cpus: int
+    real_memory: int
+    gres: str  # "gpu:2" or "gpu:a100:4" or "(null)"
+    gpus: int
+    state: str  # base: IDLE, MIXED, ALLOCATED, DOWN, UNKNOWN, COMPLETING
+    flags: list[str]  # DRAIN, NOT_RESPONDING, COMPLETING, INVALID_REG
+    alloc_cpus: int = 0
+    alloc_mem: int = 0
+    alloc_gpus: list[int] = field(default_factory=list)
+    reason: str | None = None
+    reason_user: str | None = None
+    reason_time: float | None = None
+    features: list[str] = field(default_factory=list)
+    weight: int = 1
+    partitions: list[str] = field(default_factory=list)
+    boot_time: float | None = None
+    slurmd_start_time: float | None = None
+    last_busy_time: float | None = None
+    version: str | None = None
+    arch: str | None = None
+    os: str | None = None
+    cpu_load: float | None = None
+    free_mem: int | None = None
+
+
+@dataclass
+class PartitionInfo:
+    name: str
+    nodes: list[str]
+    default: bool
+    max_time: int | None  # minutes, None = UNLIMITED
+    default_time: int | None  # minutes, None = NONE
+    state: str  # UP, DOWN, DRAIN, INACTIVE
+    priority_job_factor: int = 1
+    priority_tier: int = 1
+    total_cpus: int = 0
+    total_nodes: int = 0
+    total_mem: int = 0
+    total_gpus: int = 0
+
+
+# ------------------------------------------------------------ job actions
+
+
+@dataclass
+class CancelRequest:
+    job_ids: list[int] = field(default_factory=list)
+    signal: int | None = None  # None = terminate (TERM, KillWait, KILL)
+    user: str | None = None
+    name: str | None = None
+    states: list[str] = field(default_factory=list)
+    partition: str | None = None
+    batch_only: bool = False
+    full: bool = False
+
+
+@dataclass
+class CancelResult:
+    job_id: int
+    error: str | None = None  # message text from slurmlite.errors
+    errno: int = 0
+
+
+@dataclass
+class NodeUpdate:
+    """``scontrol update nodename=... state=... reason=...`` (admins only)."""
+
+    names: list[str]
+    state: str | None = None  # DRAIN | RESUME | DOWN | UNDRAIN | IDLE
+    reason: str | None = None
+
+
+# ---------------------------------------------------- controller <-> agent
+
+
+@dataclass
+class NodeRegister:
+    """Agent -> controller: who I am and what I have."""
+
+    name: str
+    addr: str
+    port: int
+    hostname: str
+    cpus: int
+    real_memory: int
+    gpus: list[str]  # GPU model names, one per device, NVML order
+    gpu_type: str | None
+    running_jobs: list[int] = field(default_factory=list)
+    boot_time: float | None = None
+    start_time: float | None = None
+    version: str = ""
+    arch: str = ""
+    os: str = ""
+    cpu_load: float | None = None
+    free_mem: int | None = None
+
+
+@dataclass
+class JobCompletion:
+    """Agent -> controller: a batch step ended (retried until acknowledged)."""
+
+    node: str
+    job_id: int
+    restarts: int
+    step_id: str
+    exit_code: int  # raw wait status
+    start_time: float | None = None
+    end_time: float | None = None
+    launch_failed: bool = False
+    reason: str | None = None  # e.g. "JobLaunchFailure"
+
+
+@dataclass
+class LaunchSpec:
+    """Controller -> agent: run the batch script of one job.
+
+    ``credential`` (see ``slurmlite.credential``) covers job, step, uid, gid,
+    nodes, the script's SHA-256 and an expiry; the agent checks it before it
+    spawns anything.
+    """
+
+    credential: str
+    job_id: int
+    restarts: int
+    step_id: str
+    name: str
+    uid: int
+    gid: int
+    user: str
+    script: str
+    work_dir: str
+    environment: dict[str, str]  # the final environment, built by the controller
+    std_out: str  # expanded path, absolute
+    std_err: str  # expanded path, absolute (same as std_out when merged)
+    std_in: str
+    open_mode: str
+    gpus: list[int]
+    kill_wait: int
+    time_limit_s: int | None = None
+
+
+@dataclass
+class SignalSpec:
+    """Controller -> agent: signal or terminate a job's processes."""
+
+    credential: str
+    job_id: int
+    restarts: int
+    signal: int | None  # None = terminate: SIGCONT, SIGTERM, KillWait, SIGKILL
+    kill_wait: int = 30
+    message: str | None = None  # written to the job's stderr first (timeouts)
+    batch_only: bool = False
+
+
+_NESTED: dict[tuple[str, str], type] = {
+    ("JobInfo", "alloc"): NodeAlloc,
+    ("JobInfo", "steps"): StepInfo,
+}

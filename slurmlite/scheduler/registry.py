@@ -1,0 +1,62 @@
+"""Named seams: which scheduler and which priority plugin slurm.conf selects.
+
+Slurm chooses its policies by name (``SchedulerType=sched/backfill``,
+``PriorityType=priority/multifactor``).  slurmlite keeps the same names and
+maps each to a function, so a new policy is one entry here and one function
+elsewhere; nothing else changes.
+
+The tables hold ``"module:function"`` paths resolved on first use, so this
+module imports no policy code (the policy modules themselves look up the
+registry, and eager imports would go round in a circle).
+
+Today both scheduler names run the main pass (spec §4.2); the backfill pass
+(spec §4.3) will replace the ``sched/backfill`` entry.  Example::
+
+    >>> scheduler_for("sched/builtin").__name__
+    'main_pass'
+    >>> scheduler_for("sched/wiki")
+    Traceback (most recent call last):
+    ...
+    slurmlite.scheduler.registry.UnknownPluginError: unknown SchedulerType 'sched/wiki' ...
+
+Reference: ``S:src/interfaces/priority.c`` (plugin chosen by name).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+SCHEDULER_TYPES: Mapping[str, str] = {
+    "sched/builtin": "slurmlite.scheduler.passes:main_pass",
+    "sched/backfill": "slurmlite.scheduler.passes:main_pass",  # backfill pass: later
+}
+
+PRIORITY_TYPES: Mapping[str, str] = {
+    "priority/basic": "slurmlite.scheduler.priority:basic_priority",
+    "priority/multifactor": "slurmlite.scheduler.priority:multifactor_priority",
+}
+
+
+class UnknownPluginError(ValueError):
+    """slurm.conf names a policy slurmlite does not have."""
+
+
+def _resolve(table: Mapping[str, str], key: str, name: str) -> Callable[..., Any]:
+    path = table.get(name)
+    if path is None:
+        known = ", ".join(sorted(table))
+        raise UnknownPluginError(f"unknown {key} {name!r} (known: {known})")
+    module_name, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def scheduler_for(name: str) -> Callable[..., Any]:
+    """The pass for ``SchedulerType=name``: ``(Snapshot, Policy) -> Plan``."""
+    return _resolve(SCHEDULER_TYPES, "SchedulerType", name)
+
+
+def priority_for(name: str) -> Callable[..., Any]:
+    """The priority function for ``PriorityType=name`` (see ``priority.py``)."""
+    return _resolve(PRIORITY_TYPES, "PriorityType", name)

@@ -1,0 +1,300 @@
+"""Node selection inside one partition: which nodes, how many CPUs/MiB/GPUs.
+
+Slurm's select/cons_tres as users see it (spec §4.7, §5.2): jobs share nodes
+by CPUs, memory and GPUs, and a placement is chosen like this:
+
+1. *Shape.*  The request becomes a task count, a per-node task cap and a node
+   range.  ``-N 2`` alone is one task per node on 2 nodes; ``-n 5`` is five
+   tasks spread over 1..5 nodes; ``--ntasks-per-node=2 -N 2`` is two tasks on
+   each of 2 nodes.  GPUs come per node (``--gres=gpu:2``) or per job
+   (``--gpus=3``: at least one on each node used).
+2. *Candidates.*  Nodes of the pool (the partition's usable, not withheld
+   nodes) that are not excluded and carry the wanted features and GPU type.
+3. *Weight groups.*  Only the lowest ``Weight`` is tried first; a heavier
+   group is added only when the lighter ones cannot hold the job, and even
+   then the lighter nodes are used first (unless that way needs more nodes
+   than the job allows; then the biggest nodes go first).
+4. *Fill.*  Required nodes (``-w``) go in first.  Then, while something is
+   missing: if one more node could finish the job, take the tightest such
+   node (fewest free GPUs, then fewest free CPUs, then config order — "best
+   fit"); otherwise take the node that contributes most (block layout: a node
+   gets as many tasks as its free CPUs allow, keeping one task back for every
+   node still needed).
+5. *Per node* the job holds ``tasks x cpus_per_task`` CPUs (all CPUs with
+   ``--exclusive``), the lowest free GPU indices, and memory by the first rule
+   that applies: ``--mem`` (0 = whole node), ``--mem-per-cpu``,
+   ``--mem-per-gpu``, DefMemPerGPU (GPU jobs), DefMemPerCPU, else the whole
+   RealMemory — why a lab without DefMemPerCPU runs one job per node.
+
+Invariant: a placement never gives a node more than it has free, and the same
+inputs always give the same placement (every choice ends in config order).
+
+Example: n1 (4 CPUs, 1 used), n2 (4 CPUs, idle), job ``-n 3``: both could
+finish it alone; n1 has fewer free CPUs (3 < 4), so the job gets n1 with 3
+CPUs and n2 stays whole for a bigger job.
+
+Reference: ``S:src/plugins/select/cons_tres/job_test.c``,
+``S:src/plugins/topology/common/eval_nodes.c`` (read for behaviour only).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from slurmlite.protocol import NodeAlloc
+from slurmlite.scheduler.snapshot import NodeView, PendingJob, Policy, Start
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A request normalised for placement.
+
+    ``tasks`` None means "a fixed ``per_node`` tasks on every node used";
+    otherwise ``tasks`` are spread with at most ``per_node`` (None = no cap)
+    on one node.
+    """
+
+    tasks: int | None
+    per_node: int | None
+    cpus_per_task: int
+    nodes_min: int
+    nodes_max: int
+    gpus_per_node: int
+    gpus_total: int
+
+
+def job_shape(job: PendingJob) -> Shape:
+    cpt = max(1, job.cpus_per_task)
+    kmin = max(1, job.nodes_min)
+    gtot = job.gpus_total or 0
+    if job.ntasks is None:
+        per_node = job.ntasks_per_node or 1
+        # No -N upper bound: --gpus=N may spread over up to N nodes.
+        kmax = job.nodes_max if job.nodes_max is not None else max(kmin, gtot)
+        return Shape(None, per_node, cpt, kmin, max(kmin, kmax), job.gpus_per_node, gtot)
+    tasks = max(1, job.ntasks)
+    cap = job.ntasks_per_node
+    if cap:
+        kmin = max(kmin, -(-tasks // cap))  # ceil: 5 tasks, 2 per node -> 3 nodes
+    kmin = min(kmin, tasks)  # never more nodes than tasks (sbatch lowers -N too)
+    kmax = job.nodes_max if job.nodes_max is not None else tasks
+    kmax = min(max(kmin, kmax), tasks)
+    if gtot:
+        kmax = min(kmax, gtot)
+    return Shape(tasks, cap, cpt, kmin, kmax, job.gpus_per_node, gtot)
+
+
+@dataclass(frozen=True)
+class MemRule:
+    kind: str  # "node" (fixed MiB) | "whole" | "cpu" (MiB x CPUs) | "gpu" (MiB x GPUs)
+    amount: int = 0
+
+
+def memory_rule(job: PendingJob, policy: Policy) -> MemRule:
+    """The first memory rule that applies to ``job`` (spec §5.2)."""
+    if job.mem_per_node is not None:
+        return MemRule("whole") if job.mem_per_node == 0 else MemRule("node", job.mem_per_node)
+    if job.mem_per_cpu is not None:
+        return MemRule("cpu", job.mem_per_cpu)
+    if job.mem_per_gpu is not None:
+        return MemRule("gpu", job.mem_per_gpu)
+    if job.wants_gpus and policy.def_mem_per_gpu > 0:
+        return MemRule("gpu", policy.def_mem_per_gpu)
+    if policy.def_mem_per_cpu > 0:
+        return MemRule("cpu", policy.def_mem_per_cpu)
+    return MemRule("whole")
+
+
+def node_memory(rule: MemRule, node: NodeView, cpus: int, gpus: int) -> int:
+    """MiB the job is charged on ``node`` when it holds ``cpus`` and ``gpus`` there."""
+    if rule.kind == "whole":
+        return node.real_memory
+    if rule.kind == "cpu":
+        return rule.amount * cpus
+    if rule.kind == "gpu":
+        return rule.amount * gpus
+    return rule.amount
+
+
+def constraint_matches(expr: str | None, features: Iterable[str]) -> bool:
+    """``--constraint``: ``a``, ``a&b`` (also ``a,b``) and ``a|b``; ``&`` binds tighter."""
+    if not expr or not expr.strip():
+        return True
+    have = set(features)
+    for alternative in expr.split("|"):
+        wanted = [f.strip() for f in alternative.replace(",", "&").split("&")]
+        if all(f and f in have for f in wanted):
+            return True
+    return False
+
+
+def eligible(job: PendingJob, node: NodeView) -> bool:
+    """Static fit: not excluded, features and GPU type match, has GPUs if asked."""
+    if node.name in job.exc_nodes or not constraint_matches(job.features, node.features):
+        return False
+    if job.wants_gpus and (node.gpus == 0 or (job.gpu_type and node.gpu_type != job.gpu_type)):
+        return False
+    return True
+
+
+def _caps(job: PendingJob, shape: Shape, rule: MemRule, node: NodeView) -> tuple[int, int]:
+    """Most tasks and GPUs ``node`` can give this job now; (0, 0) if it cannot take it."""
+    if job.exclusive and not node.idle:
+        return 0, 0
+    tasks = node.free_cpus // shape.cpus_per_task
+    if shape.per_node:
+        tasks = min(tasks, shape.per_node)
+    free_gpus = len(node.free_gpus)
+    gpus = shape.gpus_per_node if shape.gpus_per_node else (free_gpus if shape.gpus_total else 0)
+    if gpus > free_gpus:
+        return 0, 0
+    if rule.kind == "node" and node.free_mem < rule.amount:
+        return 0, 0
+    if rule.kind == "whole" and node.alloc_mem > 0:
+        return 0, 0
+    if rule.kind == "cpu" and rule.amount > 0:
+        tasks = min(tasks, node.free_mem // (rule.amount * shape.cpus_per_task))
+    if rule.kind == "gpu" and rule.amount > 0 and gpus:
+        if shape.gpus_per_node and node.free_mem < rule.amount * gpus:
+            return 0, 0
+        gpus = min(gpus, node.free_mem // rule.amount)
+    if tasks < 1 or (shape.gpus_total and gpus < 1):
+        return 0, 0
+    return tasks, gpus
+
+
+def _best_fit_key(node: NodeView) -> tuple[int, int, int, int]:
+    return (node.weight, len(node.free_gpus), node.free_cpus, node.index)
+
+
+def _biggest_first_key(
+    option: tuple[NodeView, tuple[int, int]], prefer_light: bool
+) -> tuple[int, ...]:
+    node, (tasks, gpus) = option
+    weight = node.weight if prefer_light else 0
+    return (weight, -tasks, -gpus, node.weight, len(node.free_gpus), node.free_cpus, node.index)
+
+
+def _fill(
+    job: PendingJob,
+    shape: Shape,
+    rule: MemRule,
+    pool: Sequence[NodeView],
+    required: Sequence[NodeView],
+    prefer_light: bool,
+) -> list[tuple[NodeView, int, int]] | None:
+    """Choose nodes and per-node (tasks, gpus) from ``pool``; None if it cannot be done.
+
+    ``prefer_light`` uses up lighter nodes before a heavier one; without it the
+    biggest contributions come first whatever their weight (fewest nodes).
+    """
+    need_nodes = max(shape.nodes_min, len(required))  # every -w node is used
+    nodes_max = max(shape.nodes_max, need_nodes)
+    tasks_left = max(shape.tasks, need_nodes) if shape.tasks is not None else 0
+    gpus_left = shape.gpus_total
+    chosen: dict[str, tuple[NodeView, int, int]] = {}
+
+    def take(node: NodeView) -> tuple[int, int] | None:
+        after = max(0, need_nodes - len(chosen) - 1)  # nodes still to find after this one
+        cap_t, cap_g = _caps(job, shape, rule, node)
+        if cap_t == 0:
+            return None
+        if shape.tasks is None:
+            tasks = shape.per_node or 1
+            if cap_t < tasks:
+                return None
+        else:
+            tasks = min(cap_t, tasks_left - after)
+        gpus = min(cap_g, gpus_left - after) if shape.gpus_total else shape.gpus_per_node
+        if tasks < 1 or (shape.gpus_total and gpus < 1):
+            return None
+        return tasks, gpus
+
+    def add(node: NodeView, got: tuple[int, int]) -> None:
+        nonlocal tasks_left, gpus_left
+        chosen[node.name] = (node, *got)
+        tasks_left -= got[0] if shape.tasks is not None else 0
+        gpus_left -= got[1] if shape.gpus_total else 0
+
+    for node in required:
+        got = take(node)
+        if got is None:
+            return None
+        add(node, got)
+    while tasks_left > 0 or gpus_left > 0 or len(chosen) < need_nodes:
+        if len(chosen) >= nodes_max:
+            return None
+        offers = [(n, take(n)) for n in pool if n.name not in chosen]
+        options = [(n, got) for n, got in offers if got is not None]
+        if not options:
+            return None
+        # Lighter nodes are used up before a heavier one may finish the job.
+        lightest = min(o[0].weight for o in options) if prefer_light else None
+        last = len(chosen) + 1 >= need_nodes
+        finishing = [
+            o
+            for o in options
+            if last
+            and (lightest is None or o[0].weight == lightest)
+            and o[1][0] >= tasks_left
+            and o[1][1] >= gpus_left
+        ]
+        if finishing:
+            add(*min(finishing, key=lambda o: _best_fit_key(o[0])))
+            break
+        # No single node finishes it: take the biggest contribution (block layout).
+        add(*min(options, key=lambda o: _biggest_first_key(o, prefer_light)))
+    return sorted(chosen.values(), key=lambda c: c[0].index)
+
+
+def select_nodes(job: PendingJob, policy: Policy, pool: Sequence[NodeView]) -> Start | None:
+    """Place ``job`` on ``pool`` as it is now, or None when it does not fit now."""
+    shape = job_shape(job)
+    rule = memory_rule(job, policy)
+    candidates = [n for n in pool if eligible(job, n)]
+    by_name = {n.name: n for n in candidates}
+    wanted = list(dict.fromkeys(job.req_nodes))
+    if any(name not in by_name for name in wanted):
+        return None
+    required = [by_name[name] for name in wanted]
+    for weight in sorted({n.weight for n in candidates}):
+        group = [n for n in candidates if n.weight <= weight]
+        mixed = len({n.weight for n in group}) > 1
+        for prefer_light in (True, False) if mixed else (True,):
+            chosen = _fill(job, shape, rule, group, required, prefer_light)
+            if chosen is not None:
+                return _to_start(job, rule, chosen)
+    return None
+
+
+def _to_start(job: PendingJob, rule: MemRule, chosen: list[tuple[NodeView, int, int]]) -> Start:
+    allocs = []
+    for node, tasks, gpus in chosen:
+        cpus = tasks * max(1, job.cpus_per_task)
+        mem = node_memory(rule, node, cpus, gpus)
+        if job.exclusive:
+            allocs.append(NodeAlloc(node.name, node.cpus, mem, list(range(node.gpus))))
+        else:
+            allocs.append(NodeAlloc(node.name, cpus, mem, list(node.free_gpus[:gpus])))
+    return Start(job.job_id, tuple(allocs), tuple(t for _, t, _ in chosen))
+
+
+def fits_when_idle(job: PendingJob, policy: Policy, nodes: Sequence[NodeView]) -> bool:
+    """Could ``job`` ever run on ``nodes`` (all up and idle)?  False = "never"."""
+    idle = [
+        dataclasses.replace(n, usable=True, alloc_cpus=0, alloc_mem=0, alloc_gpus=frozenset())
+        for n in nodes
+    ]
+    return select_nodes(job, policy, idle) is not None
+
+
+def consume(node: NodeView, alloc: NodeAlloc) -> NodeView:
+    """``node`` after ``alloc`` was given out on it."""
+    return dataclasses.replace(
+        node,
+        alloc_cpus=node.alloc_cpus + alloc.cpus,
+        alloc_mem=node.alloc_mem + alloc.mem,
+        alloc_gpus=node.alloc_gpus | frozenset(alloc.gpus),
+    )
