@@ -50,6 +50,8 @@ class ClusterSpec:
     port: int = 0
     real_gpus: bool = False
     cluster_name: str = "local"
+    def_mem_per_cpu: int | None = None  # default: RealMemory / CPUs, so jobs share nodes
+    extra_partitions: tuple[str, ...] = ()  # more PartitionName= lines (tests, demos)
 
     @property
     def conf(self) -> Path:
@@ -147,7 +149,7 @@ def remove_hosts_block(directory: Path) -> None:
 def render_conf(spec: ClusterSpec, names: list[str], addrs: dict[str, str], ports: dict[str, int],
                 ctld_port: int) -> str:
     d = spec.directory
-    def_mem = max(1, spec.mem_per_node // max(1, spec.cpus_per_node))
+    def_mem = spec.def_mem_per_cpu or max(1, spec.mem_per_node // max(1, spec.cpus_per_node))
     lines = [
         f"# slurmlite local cluster written by 'slurmlite cluster up --dir {d}'",
         f"ClusterName={spec.cluster_name}",
@@ -181,6 +183,7 @@ def render_conf(spec: ClusterSpec, names: list[str], addrs: dict[str, str], port
         lines.append(f"NodeName={n} NodeAddr={addrs[n]} Port={ports[n]} CPUs={spec.cpus_per_node} "
                      f"RealMemory={spec.mem_per_node}{gres}{feats} State=UNKNOWN")
     lines.append("PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED State=UP")
+    lines += [f"PartitionName={p}" for p in spec.extra_partitions]
     return "\n".join(lines) + "\n"
 
 

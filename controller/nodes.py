@@ -211,7 +211,7 @@ class NodeService:
                 flags.append("INVALID_REG")
             if u.jobs and u.completing_only:
                 flags.append("COMPLETING")
-            if not row.down and (not row.registered or self.not_responding(row.name, now)):
+            if not row.registered or self.not_responding(row.name, now):
                 flags.append("NOT_RESPONDING")
             if row.down:
                 base = "DOWN"

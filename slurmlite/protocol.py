@@ -36,9 +36,9 @@ def to_dict(obj: Any) -> dict[str, Any]:
 
 def from_dict(cls: type[T], data: dict[str, Any]) -> T:
     """Build ``cls`` from a dict, ignoring unknown keys (newer peers)."""
-    hints = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     kwargs: dict[str, Any] = {}
-    for name, f in hints.items():
+    for name in names:
         if name not in data:
             continue
         value = data[name]

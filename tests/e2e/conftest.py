@@ -1,0 +1,97 @@
+"""A real local cluster for end-to-end tests: one slurmctld and two slurmd on loopback.
+
+It mirrors the cluster the golden files were captured on (``anchor``: nodes
+n1 and n2 with 2 CPUs, 4000 MB and 2 GPUs each, partitions ``debug``
+(default) and ``long``, ``DefMemPerCPU=1000``), so commands can be compared
+with ``golden/slurm-22.05``.  Daemons are started by ``slurmlite cluster up``
+and stopped by PID in the fixture's finaliser, even when tests fail.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cli.localcluster import ClusterSpec, down, up
+
+BIN = Path(sys.executable).parent
+GOLDEN = Path(__file__).resolve().parents[2].parent / "shared" / "golden" / "slurm-22.05"
+
+
+@dataclass
+class Cluster:
+    directory: Path
+    conf: Path
+    work: Path
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SQUEUE_"))}
+        env["PATH"] = f"{BIN}:{env.get('PATH', '/usr/bin:/bin')}"
+        env["SLURM_CONF"] = str(self.conf)
+        env["TZ"] = "UTC"
+        env.update(extra)
+        return env
+
+    def run(self, command: str, cwd: Path | None = None, timeout: float = 60, **extra: str):
+        """Run a shell command line as a user would type it."""
+        return subprocess.run(["bash", "-c", command], cwd=cwd or self.work, env=self.env(**extra),
+                              capture_output=True, text=True, timeout=timeout)
+
+    def wait_done(self, job_id: int | str, timeout: float = 30.0) -> str:
+        """Wait until the job has left the queue; return its final state."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            r = self.run(f"squeue -h -t all -j {job_id} -o %T")
+            state = r.stdout.strip()
+            if state and state not in ("PENDING", "RUNNING", "COMPLETING", "CONFIGURING"):
+                return state
+            time.sleep(0.1)
+        raise AssertionError(f"job {job_id} still {state!r} after {timeout} s")
+
+    def new_workdir(self) -> Path:
+        """A fresh directory every user can write to (jobs may run as other users)."""
+        path = self.work / f"w{next(_counter)}"
+        path.mkdir(mode=0o777)
+        path.chmod(0o777)
+        return path
+
+    def submit(self, args: str, cwd: Path | None = None) -> int:
+        r = self.run(f"sbatch --parsable {args}", cwd=cwd)
+        assert r.returncode == 0, r.stderr
+        return int(r.stdout.strip())
+
+
+_counter = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    # not under pytest's private tmp dir: other users must reach SLURM_CONF and the work dirs
+    base = Path(tempfile.mkdtemp(prefix="slurmlite-e2e-"))
+    spec = ClusterSpec(directory=base / "c", nodelist="n[1-2]", cpus_per_node=2, gpus_per_node=2,
+                       mem_per_node=4000, cluster_name="anchor", def_mem_per_cpu=1000,
+                       extra_partitions=("long Nodes=ALL MaxTime=UNLIMITED State=UP PriorityJobFactor=10",))
+    work = base / "work"
+    work.mkdir()
+    os.chmod(base, 0o755)
+    os.chmod(work, 0o777)
+    try:
+        up(spec, timeout=60)
+        yield Cluster(directory=spec.directory, conf=spec.conf, work=work)
+    finally:
+        down(spec.directory)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def jobdir(cluster) -> Path:
+    return cluster.new_workdir()
