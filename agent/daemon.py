@@ -30,7 +30,7 @@ from typing import Any
 
 import httpx
 
-from agent.gres import GpuDevice
+from agent.gres import GpuDevice, translate_gpu_env
 from agent.launcher import Launcher, LaunchError, RunningJob
 from slurmlite.config import Config, NodeConf
 from slurmlite.credential import (
@@ -97,8 +97,18 @@ class AgentState:
             (claims.get("body") == _sha(canonical_body(body)), "request altered"),
         ]
         if op == "launch":
-            checks.append((claims.get("uid") == body.get("uid") and claims.get("gid") == body.get("gid"), "uid/gid mismatch"))
-            checks.append((claims.get("script_sha256") == _sha(body.get("script", "").encode()), "script altered"))
+            checks.append(
+                (
+                    claims.get("uid") == body.get("uid") and claims.get("gid") == body.get("gid"),
+                    "uid/gid mismatch",
+                )
+            )
+            checks.append(
+                (
+                    claims.get("script_sha256") == _sha(body.get("script", "").encode()),
+                    "script altered",
+                )
+            )
         for ok, why in checks:
             if not ok:
                 raise OrderRefused(why)
@@ -108,15 +118,27 @@ class AgentState:
         key = (spec.job_id, spec.restarts)
         if key in self.jobs:
             return "already running"
+        spec.environment = translate_gpu_env(spec.environment, self.gpus)
         try:
             proc = self.launcher.start(spec)
         except LaunchError as e:
-            log.warning("event=launch_failed job=%s node=%s error=%r", spec.job_id, self.name, str(e))
+            log.warning(
+                "event=launch_failed job=%s node=%s error=%r", spec.job_id, self.name, str(e)
+            )
             now = time.time()
-            await self.queue_completion(JobCompletion(
-                node=self.name, job_id=spec.job_id, restarts=spec.restarts, step_id=spec.step_id,
-                exit_code=getattr(e, "exit_status", 53), start_time=now, end_time=now,
-                launch_failed=True, reason="JobLaunchFailure"))
+            await self.queue_completion(
+                JobCompletion(
+                    node=self.name,
+                    job_id=spec.job_id,
+                    restarts=spec.restarts,
+                    step_id=spec.step_id,
+                    exit_code=getattr(e, "exit_status", 53),
+                    start_time=now,
+                    end_time=now,
+                    launch_failed=True,
+                    reason="JobLaunchFailure",
+                )
+            )
             return "failed"
         job = Job(spec=spec, proc=proc)
         self.jobs[key] = job
@@ -128,9 +150,17 @@ class AgentState:
         start = time.time()
         status = await job.proc.wait_async()
         self.jobs.pop((job.spec.job_id, job.spec.restarts), None)
-        await self.queue_completion(JobCompletion(
-            node=self.name, job_id=job.spec.job_id, restarts=job.spec.restarts,
-            step_id=job.spec.step_id, exit_code=status, start_time=start, end_time=time.time()))
+        await self.queue_completion(
+            JobCompletion(
+                node=self.name,
+                job_id=job.spec.job_id,
+                restarts=job.spec.restarts,
+                step_id=job.spec.step_id,
+                exit_code=status,
+                start_time=start,
+                end_time=time.time(),
+            )
+        )
 
     async def signal(self, spec: SignalSpec) -> str:
         job = self.jobs.get((spec.job_id, spec.restarts))
@@ -159,11 +189,20 @@ class AgentState:
         if overrides and nc and nc.gpus and len(gpus) < nc.gpus:
             gpus += [nc.gpu_type or "gpu"] * (nc.gpus - len(gpus))
         return NodeRegister(
-            name=self.name, addr=nc.addr if nc else "127.0.0.1", port=nc.port if nc else self.cfg.slurmd_port,
-            hostname=platform.node(), cpus=cpus, real_memory=mem, gpus=gpus,
+            name=self.name,
+            addr=nc.addr if nc else "127.0.0.1",
+            port=nc.port if nc else self.cfg.slurmd_port,
+            hostname=platform.node(),
+            cpus=cpus,
+            real_memory=mem,
+            gpus=gpus,
             gpu_type=nc.gpu_type if nc else None,
-            running_jobs=[j for j, _ in self.jobs], boot_time=_boot_time(), start_time=self.start_time,
-            version=VERSION, arch=platform.machine(), os=f"{platform.system()} {platform.release()}",
+            running_jobs=[j for j, _ in self.jobs],
+            boot_time=_boot_time(),
+            start_time=self.start_time,
+            version=VERSION,
+            arch=platform.machine(),
+            os=f"{platform.system()} {platform.release()}",
         )
 
     async def register_forever(self) -> None:
@@ -173,9 +212,16 @@ class AgentState:
                 r = await self.post("/v1/nodes/register", to_dict(self.register_message()))
                 if r.status_code == 200:
                     self.registered.set()
-                    log.info("event=registered node=%s controller=%s", self.name, self.controller_url)
+                    log.info(
+                        "event=registered node=%s controller=%s", self.name, self.controller_url
+                    )
                     return
-                log.error("event=register_refused node=%s status=%s body=%r", self.name, r.status_code, r.text)
+                log.error(
+                    "event=register_refused node=%s status=%s body=%r",
+                    self.name,
+                    r.status_code,
+                    r.text,
+                )
             except httpx.HTTPError as e:
                 log.warning("event=register_retry node=%s error=%r", self.name, str(e))
             await asyncio.sleep(delay)
@@ -186,7 +232,9 @@ class AgentState:
         while True:
             await asyncio.sleep(interval)
             try:
-                r = await self.post(f"/v1/nodes/{self.name}/heartbeat", {"running_jobs": [j for j, _ in self.jobs]})
+                r = await self.post(
+                    f"/v1/nodes/{self.name}/heartbeat", {"running_jobs": [j for j, _ in self.jobs]}
+                )
                 if r.status_code == 200 and not r.json().get("known", True):
                     await self.register_forever()
             except httpx.HTTPError as e:
@@ -215,11 +263,15 @@ class AgentState:
             failed = False
             for path in pending:
                 try:
-                    r = await self.post(f"/v1/jobs/{path.stem.split('.')[0]}/complete", json.loads(path.read_text()))
+                    r = await self.post(
+                        f"/v1/jobs/{path.stem.split('.')[0]}/complete", json.loads(path.read_text())
+                    )
                     if r.status_code == 200:
                         path.unlink(missing_ok=True)
                         continue
-                    log.warning("event=completion_refused file=%s status=%s", path.name, r.status_code)
+                    log.warning(
+                        "event=completion_refused file=%s status=%s", path.name, r.status_code
+                    )
                 except (httpx.HTTPError, ValueError) as e:
                     log.warning("event=completion_retry file=%s error=%r", path.name, str(e))
                 failed = True

@@ -1,6 +1,6 @@
 """``slurmd``: the node agent's command line.
 
-    slurmd [-D] [-N NAME] [-f FILE] [--gpus N] [--fake-gpus]
+    slurmd [-D] [-N NAME] [-f FILE] [--gpus N] [--fake-gpus] [--gpu-devices 0-1]
 
 Without ``-D`` it detaches like Slurm's slurmd and logs to ``SlurmdLogFile``.
 Several agents may run on one host when their nodes have distinct ``Port=``.
@@ -26,12 +26,34 @@ from slurmlite.daemonize import detach, remove_pid, write_pid
 @click.option("-D", "foreground", is_flag=True, help="Run in the foreground (do not detach).")
 @click.option("-N", "node_name", default=None, help="Node name (default: this host's short name).")
 @click.option("-f", "conf_file", default=None, help="slurm.conf to read (default: $SLURM_CONF).")
-@click.option("--gpus", "gpus", type=int, default=None, help="Fake GPU count when no driver is present.")
+@click.option(
+    "--gpus", "gpus", type=int, default=None, help="Fake GPU count when no driver is present."
+)
 @click.option("--fake-gpus", is_flag=True, help="Never use NVML even if a driver is present.")
+@click.option(
+    "--gpu-devices",
+    "gpu_devices",
+    default=None,
+    help="Only these real GPU indices (e.g. 2-3): split one machine's GPUs among local nodes.",
+)
 @click.option("-v", "verbose", count=True, help="More logging.")
-def main(foreground: bool, node_name: str | None, conf_file: str | None, gpus: int | None,
-         fake_gpus: bool, verbose: int) -> None:
+def main(
+    foreground: bool,
+    node_name: str | None,
+    conf_file: str | None,
+    gpus: int | None,
+    fake_gpus: bool,
+    gpu_devices: str | None,
+    verbose: int,
+) -> None:
     """slurmlite node agent (slurmd)."""
+    from agent.gres import parse_device_list
+
+    try:
+        subset = parse_device_list(gpu_devices) if gpu_devices else None
+    except ValueError as e:
+        click.echo(f"slurmd: error: --gpu-devices: {e}", err=True)
+        sys.exit(1)
     try:
         cfg = load_config(conf_file)
     except (ConfigError, OSError) as e:
@@ -52,17 +74,19 @@ def main(foreground: bool, node_name: str | None, conf_file: str | None, gpus: i
     spool = Path(cfg.expand_node_path(cfg.slurmd_spool_dir, name))
     if not foreground:
         detach(log_file)
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
     logging.getLogger("httpx").setLevel(logging.WARNING)
     write_pid(pid_file)
     try:
-        asyncio.run(_serve(cfg, name, nc, key, spool, gpus, fake_gpus))
+        asyncio.run(_serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset))
     finally:
         remove_pid(pid_file)
 
 
-async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus) -> None:  # type: ignore[no-untyped-def]
+async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset) -> None:  # type: ignore[no-untyped-def]
     import uvicorn
 
     from agent.app import create_app
@@ -72,23 +96,41 @@ async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus) -> None:  # type: i
 
     configured = gpus if gpus is not None else (nc.gpus if nc else 0)
     auto = auto_detect_for(cfg, name)
-    devices, source = discover(auto, configured, nc.gpu_type if nc else None, real_gpus=not fake_gpus)
+    devices, source = discover(
+        auto, configured, nc.gpu_type if nc else None, real_gpus=not fake_gpus, subset=subset
+    )
     spool.mkdir(parents=True, exist_ok=True)
-    state = AgentState(cfg=cfg, name=name, cluster_key=key, spool=spool, gpus=devices,
-                       gpu_source=source, node_conf=nc)
+    state = AgentState(
+        cfg=cfg,
+        name=name,
+        cluster_key=key,
+        spool=spool,
+        gpus=devices,
+        gpu_source=source,
+        node_conf=nc,
+    )
     host = nc.addr if nc else "127.0.0.1"
     port = nc.port if nc else cfg.slurmd_port
-    config = uvicorn.Config(create_app(state), host=host, port=port, log_level="warning",
-                            access_log=False, lifespan="off")
+    config = uvicorn.Config(
+        create_app(state),
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+    )
     server = uvicorn.Server(config)
     # uvicorn catches TERM/INT while serving and re-raises them when done; the
     # no-op handlers make that re-raise harmless so our cleanup runs.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: None)
-    tasks = [asyncio.create_task(t) for t in (state.register_forever(), state.heartbeat_forever(),
-                                               state.report_forever())]
-    logging.getLogger("slurmd").info("event=start node=%s addr=%s:%s gpus=%d source=%s",
-                                     name, host, port, len(devices), source)
+    tasks = [
+        asyncio.create_task(t)
+        for t in (state.register_forever(), state.heartbeat_forever(), state.report_forever())
+    ]
+    logging.getLogger("slurmd").info(
+        "event=start node=%s addr=%s:%s gpus=%d source=%s", name, host, port, len(devices), source
+    )
     try:
         await server.serve()
     finally:

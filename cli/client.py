@@ -63,9 +63,13 @@ class ControllerClient:
 
     # ------------------------------------------------------------ transport
 
-    def request(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None) -> Any:
+    def request(
+        self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None
+    ) -> Any:
         if query:
-            items = [(k, v) for k, v in query.items() if v is not None and v != [] and v is not False]
+            items = [
+                (k, v) for k, v in query.items() if v is not None and v != [] and v is not False
+            ]
             flat = []
             for k, v in items:
                 if isinstance(v, list | tuple | set):
@@ -112,8 +116,15 @@ class ControllerClient:
         all_states: bool = False,
         with_steps: bool = False,
     ) -> list[JobInfo]:
-        q = {"ids": job_ids, "users": users, "names": names, "partitions": partitions,
-             "states": sorted(states) if states else None, "all_states": all_states, "steps": with_steps}
+        q = {
+            "ids": job_ids,
+            "users": users,
+            "names": names,
+            "partitions": partitions,
+            "states": sorted(states) if states else None,
+            "all_states": all_states,
+            "steps": with_steps,
+        }
         data = self.request("GET", "/v1/jobs", query=q)
         return [from_dict(JobInfo, j) for j in data["jobs"]]
 
@@ -126,8 +137,14 @@ class ControllerClient:
         start: float | None = None,
         end: float | None = None,
     ) -> list[JobInfo]:
-        q = {"ids": job_ids, "users": users, "names": names,
-             "states": sorted(states) if states else None, "start": start, "end": end}
+        q = {
+            "ids": job_ids,
+            "users": users,
+            "names": names,
+            "states": sorted(states) if states else None,
+            "start": start,
+            "end": end,
+        }
         data = self.request("GET", "/v1/accounting", query=q)
         return [from_dict(JobInfo, j) for j in data["jobs"]]
 
@@ -135,7 +152,9 @@ class ControllerClient:
         return [from_dict(NodeInfo, n) for n in self.request("GET", "/v1/nodes")["nodes"]]
 
     def get_partitions(self) -> list[PartitionInfo]:
-        return [from_dict(PartitionInfo, p) for p in self.request("GET", "/v1/partitions")["partitions"]]
+        return [
+            from_dict(PartitionInfo, p) for p in self.request("GET", "/v1/partitions")["partitions"]
+        ]
 
     def get_config_items(self) -> list[tuple[str, str]]:
         return [(k, v) for k, v in self.request("GET", "/v1/config")["items"]]

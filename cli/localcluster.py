@@ -99,8 +99,10 @@ def node_addresses(names: list[str]) -> tuple[dict[str, str], list[str]]:
         elif found.startswith("127."):
             addrs[name] = found
         else:
-            raise ClusterError(f"node name {name} resolves to {found}, which is not on this machine; "
-                               f"choose other names with --nodelist")
+            raise ClusterError(
+                f"node name {name} resolves to {found}, which is not on this machine; "
+                f"choose other names with --nodelist"
+            )
     return addrs, missing
 
 
@@ -113,8 +115,10 @@ def add_hosts_block(directory: Path, addrs: dict[str, str], names: list[str]) ->
         return
     if os.geteuid() != 0:
         lines = "\n".join(f"  {addrs[n]} {n}" for n in names)
-        raise ClusterError("these node names do not resolve, and only root may add them to /etc/hosts:\n"
-                           f"{lines}\nadd them yourself, or choose resolvable names with --nodelist")
+        raise ClusterError(
+            "these node names do not resolve, and only root may add them to /etc/hosts:\n"
+            f"{lines}\nadd them yourself, or choose resolvable names with --nodelist"
+        )
     begin, end = _marker(directory)
     block = [begin, *(f"{addrs[n]} {n}" for n in names), end]
     text = HOSTS_FILE.read_text() if HOSTS_FILE.exists() else ""
@@ -146,8 +150,33 @@ def remove_hosts_block(directory: Path) -> None:
 # ------------------------------------------------------------ configuration
 
 
-def render_conf(spec: ClusterSpec, names: list[str], addrs: dict[str, str], ports: dict[str, int],
-                ctld_port: int) -> str:
+def split_devices(count: int, names: list[str]) -> dict[str, list[int]]:
+    """Deal ``count`` real GPUs out to the nodes in contiguous blocks: 4 GPUs, 2 nodes -> [0,1], [2,3]."""
+    k = len(names)
+    return {n: list(range(i * count // k, (i + 1) * count // k)) for i, n in enumerate(names)}
+
+
+def real_gpu_split(names: list[str]) -> tuple[dict[str, list[int]], str]:
+    from agent.gres import nvml
+
+    found = nvml.probe()
+    if not found:
+        raise ClusterError("--real-gpus: no GPU found through NVML on this machine")
+    if len(found) < len(names):
+        raise ClusterError(
+            f"--real-gpus: {len(found)} GPUs cannot be split among {len(names)} nodes"
+        )
+    return split_devices(len(found), names), found[0].name
+
+
+def render_conf(
+    spec: ClusterSpec,
+    names: list[str],
+    addrs: dict[str, str],
+    ports: dict[str, int],
+    ctld_port: int,
+    real: dict[str, list[int]] | None = None,
+) -> str:
     d = spec.directory
     def_mem = spec.def_mem_per_cpu or max(1, spec.mem_per_node // max(1, spec.cpus_per_node))
     lines = [
@@ -175,13 +204,19 @@ def render_conf(spec: ClusterSpec, names: list[str], addrs: dict[str, str], port
         f"DefMemPerCPU={def_mem}",
         "GresTypes=gpu",
     ]
-    gres = ""
-    if spec.gpus_per_node:
-        gres = f" Gres=gpu:{spec.gpu_type}:{spec.gpus_per_node}" if spec.gpu_type else f" Gres=gpu:{spec.gpus_per_node}"
+
+    def gres(count: int) -> str:
+        if not count:
+            return ""
+        return f" Gres=gpu:{spec.gpu_type}:{count}" if spec.gpu_type else f" Gres=gpu:{count}"
+
     feats = f" Features={spec.features}" if spec.features else ""
     for n in names:
-        lines.append(f"NodeName={n} NodeAddr={addrs[n]} Port={ports[n]} CPUs={spec.cpus_per_node} "
-                     f"RealMemory={spec.mem_per_node}{gres}{feats} State=UNKNOWN")
+        count = len(real[n]) if real else spec.gpus_per_node
+        lines.append(
+            f"NodeName={n} NodeAddr={addrs[n]} Port={ports[n]} CPUs={spec.cpus_per_node} "
+            f"RealMemory={spec.mem_per_node}{gres(count)}{feats} State=UNKNOWN"
+        )
     lines.append("PartitionName=debug Nodes=ALL Default=YES MaxTime=UNLIMITED State=UP")
     lines += [f"PartitionName={p}" for p in spec.extra_partitions]
     return "\n".join(lines) + "\n"
@@ -212,6 +247,10 @@ def up(spec: ClusterSpec, timeout: float = 60.0) -> str:
     names = expand(spec.nodelist)
     if not names:
         raise ClusterError("--nodelist names no node")
+    real = None
+    if spec.real_gpus:
+        real, model = real_gpu_split(names)
+        spec.gpu_type = spec.gpu_type or model
     addrs, missing = node_addresses(names)
     add_hosts_block(d, addrs, missing)
     for sub in ("state", "spool", "run", "log"):
@@ -221,14 +260,16 @@ def up(spec: ClusterSpec, timeout: float = 60.0) -> str:
         generate_key_file(d / "slurmlite.key")
     ctld_port = spec.port or free_port()
     ports = {n: free_port(addrs[n]) for n in names}
-    spec.conf.write_text(render_conf(spec, names, addrs, ports, ctld_port))
+    spec.conf.write_text(render_conf(spec, names, addrs, ports, ctld_port, real))
     (d / "gres.conf").write_text(render_gres(spec))
     os.chmod(spec.conf, 0o644)
     _daemon("controller.main", "-f", str(spec.conf))
     for n in names:
         args = ["-N", n, "-f", str(spec.conf)]
-        if not spec.real_gpus:
+        if real is None:
             args.append("--fake-gpus")
+        elif real[n]:
+            args += ["--gpu-devices", ",".join(map(str, real[n]))]
         _daemon("agent.main", *args)
     wait_idle(spec, timeout)
     (d / "env").write_text(f"export SLURM_CONF={spec.conf}\n")
@@ -253,8 +294,10 @@ def wait_idle(spec: ClusterSpec, timeout: float) -> None:
         except SlurmError as e:
             last = str(e)
         time.sleep(0.1)
-    raise ClusterError(f"cluster in {spec.directory} did not become ready within {timeout:.0f} s ({last}); "
-                       f"see the logs in {spec.directory}/log")
+    raise ClusterError(
+        f"cluster in {spec.directory} did not become ready within {timeout:.0f} s ({last}); "
+        f"see the logs in {spec.directory}/log"
+    )
 
 
 def pid_files(directory: Path) -> list[Path]:

@@ -15,6 +15,8 @@ LATER = {
 
 def refuse(prog: str) -> None:
     what = LATER.get(prog, "this command")
-    print(f"{prog}: error: {prog} is not supported yet in slurmlite ({what} come in a later release)",
-          file=sys.stderr)
+    print(
+        f"{prog}: error: {prog} is not supported yet in slurmlite ({what} come in a later release)",
+        file=sys.stderr,
+    )
     sys.exit(1)

@@ -42,8 +42,9 @@ def main(argv: list[str] | None = None) -> None:
     except KeyError:
         user = str(os.getuid())
     try:
-        cmd = build_submit(args, os.environ, os.getcwd(), _read_stdin, socket.gethostname(), user,
-                           umask=_umask())
+        cmd = build_submit(
+            args, os.environ, os.getcwd(), _read_stdin, socket.gethostname(), user, umask=_umask()
+        )
     except CommandLineError as e:
         for line in e.lines:
             print(line, file=sys.stderr)

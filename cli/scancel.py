@@ -34,14 +34,22 @@ from slurmlite.states import parse_signal
 
 PROG = "scancel"
 SILENT_IN_PLAIN_MODE = {errors.ESLURM_INVALID_JOB_ID, errors.ESLURM_ALREADY_DONE}
-STATE_NAMES = {"PD": "PENDING", "PENDING": "PENDING", "R": "RUNNING", "RUNNING": "RUNNING",
-               "S": "SUSPENDED", "SUSPENDED": "SUSPENDED"}
+STATE_NAMES = {
+    "PD": "PENDING",
+    "PENDING": "PENDING",
+    "R": "RUNNING",
+    "RUNNING": "RUNNING",
+    "S": "SUSPENDED",
+    "SUSPENDED": "SUSPENDED",
+}
 
 
 def parse_id(text: str) -> int | None:
     """``42`` -> 42; ``42_3`` (array task, no arrays yet) -> None; otherwise ValueError."""
     head, _, task = text.partition("_")
-    if not head.isdigit() or (task and not task.strip("[]").replace("-", "").replace(",", "").isdigit()):
+    if not head.isdigit() or (
+        task and not task.strip("[]").replace("-", "").replace(",", "").isdigit()
+    ):
         raise ValueError(text)
     return None if task else int(head)
 
@@ -82,7 +90,10 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"{PROG}: error: Invalid job state specified: {s}", file=sys.stderr)
                 sys.exit(1)
             states.append(name)
-    filters = any(args.has(k) for k in ("user", "name", "state", "partition", "me", "account", "qos", "nodelist"))
+    filters = any(
+        args.has(k)
+        for k in ("user", "name", "state", "partition", "me", "account", "qos", "nodelist")
+    )
     plain = signal is None and not filters and not args.flag("batch") and not args.flag("full")
     if not ids and not filters:
         if args.positionals:
@@ -94,11 +105,23 @@ def main(argv: list[str] | None = None) -> None:
         user = args.get("user")
         if args.flag("me"):
             user = client.whoami()[1]
-        req = CancelRequest(job_ids=ids, signal=signal, user=user, name=args.get("name"), states=states,
-                            partition=args.get("partition"), batch_only=args.flag("batch"), full=args.flag("full"))
+        req = CancelRequest(
+            job_ids=ids,
+            signal=signal,
+            user=user,
+            name=args.get("name"),
+            states=states,
+            partition=args.get("partition"),
+            batch_only=args.flag("batch"),
+            full=args.flag("full"),
+        )
         if verbose:
             for jid in ids:
-                what = f"Signal {signal} to job {jid}" if signal is not None else f"Terminating job {jid}"
+                what = (
+                    f"Signal {signal} to job {jid}"
+                    if signal is not None
+                    else f"Terminating job {jid}"
+                )
                 print(f"{PROG}: {what}", file=sys.stderr)
         results = client.cancel(req)
     except SlurmError as e:

@@ -38,20 +38,47 @@ def cluster() -> None:
 @click.option("--cpus-per-node", default=4, show_default=True, type=click.IntRange(1))
 @click.option("--gpus-per-node", default=0, show_default=True, type=click.IntRange(0))
 @click.option("--gpu-type", default=None, help="GPU model name shown in Gres, e.g. a100.")
-@click.option("--mem-per-node", default=8000, show_default=True, type=click.IntRange(1), help="MiB.")
+@click.option(
+    "--mem-per-node", default=8000, show_default=True, type=click.IntRange(1), help="MiB."
+)
 @click.option("--features", default="", help="Comma list of node features.")
-@click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535),
-              help="Controller TCP port; 0 picks a free one.")
-@click.option("--real-gpus", is_flag=True, help="Use the machine's GPUs through NVML instead of fake ones.")
+@click.option(
+    "--port",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Controller TCP port; 0 picks a free one.",
+)
+@click.option(
+    "--real-gpus", is_flag=True, help="Use the machine's GPUs through NVML instead of fake ones."
+)
 @click.option("--timeout", default=60.0, show_default=True, help="Seconds to wait for the nodes.")
-def cluster_up(directory: Path, nodelist: str, cpus_per_node: int, gpus_per_node: int, gpu_type: str | None,
-               mem_per_node: int, features: str, port: int, real_gpus: bool, timeout: float) -> None:
+def cluster_up(
+    directory: Path,
+    nodelist: str,
+    cpus_per_node: int,
+    gpus_per_node: int,
+    gpu_type: str | None,
+    mem_per_node: int,
+    features: str,
+    port: int,
+    real_gpus: bool,
+    timeout: float,
+) -> None:
     """Write DIR/slurm.conf, start slurmctld and one slurmd per node, wait until IDLE."""
     from cli.localcluster import ClusterError, ClusterSpec, up
 
-    spec = ClusterSpec(directory=directory, nodelist=nodelist, cpus_per_node=cpus_per_node,
-                       gpus_per_node=gpus_per_node, gpu_type=gpu_type, mem_per_node=mem_per_node,
-                       features=features, port=port, real_gpus=real_gpus)
+    spec = ClusterSpec(
+        directory=directory,
+        nodelist=nodelist,
+        cpus_per_node=cpus_per_node,
+        gpus_per_node=gpus_per_node,
+        gpu_type=gpu_type,
+        mem_per_node=mem_per_node,
+        features=features,
+        port=port,
+        real_gpus=real_gpus,
+    )
     try:
         click.echo(up(spec, timeout))
     except (ClusterError, OSError) as e:

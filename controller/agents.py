@@ -50,7 +50,9 @@ class Signer:
     def __init__(self, cluster_key: bytes) -> None:
         self._key = controller_key(cluster_key)
 
-    def sign(self, op: str, body: dict[str, Any], nodes: list[str], uid: int, gid: int, now: float) -> str:
+    def sign(
+        self, op: str, body: dict[str, Any], nodes: list[str], uid: int, gid: int, now: float
+    ) -> str:
         claims = {
             "op": op,
             "job": body["job_id"],
@@ -69,7 +71,9 @@ class Signer:
         spec.credential = self.sign("launch", body, nodes, spec.uid, spec.gid, now)
         return spec
 
-    def signal(self, spec: SignalSpec, nodes: list[str], uid: int, gid: int, now: float) -> SignalSpec:
+    def signal(
+        self, spec: SignalSpec, nodes: list[str], uid: int, gid: int, now: float
+    ) -> SignalSpec:
         body = to_dict(spec)
         op = "terminate" if spec.signal is None else "signal"
         spec.credential = self.sign(op, body, nodes, uid, gid, now)
@@ -94,7 +98,9 @@ class HttpAgentClient:
         except httpx.HTTPError as e:
             raise AgentError(f"node {to.node} unreachable at {to.url}: {e}") from e
         if r.status_code >= 400:
-            raise AgentError(f"node {to.node} refused {path}: {r.status_code} {r.text}", refused=True)
+            raise AgentError(
+                f"node {to.node} refused {path}: {r.status_code} {r.text}", refused=True
+            )
 
     async def launch(self, to: AgentAddress, spec: LaunchSpec) -> None:
         await self._post(to, "/v1/launch", to_dict(spec))

@@ -29,8 +29,13 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
         if run_loop:
             await ctl.stop()
 
-    app = FastAPI(title="slurmlite slurmctld", version="0.1.0", docs_url=None, redoc_url=None,
-                  lifespan=lifespan)
+    app = FastAPI(
+        title="slurmlite slurmctld",
+        version="0.1.0",
+        docs_url=None,
+        redoc_url=None,
+        lifespan=lifespan,
+    )
     app.state.controller = ctl
     app.include_router(routes_cluster.open_router)
     app.include_router(routes_jobs.router, dependencies=[Depends(get_user)])
@@ -39,7 +44,9 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
 
     @app.exception_handler(SlurmError)
     async def slurm_error(_request: Request, exc: SlurmError) -> JSONResponse:
-        return JSONResponse(status_code=http_status(exc.code),
-                            content={"errno": exc.code, "error": exc.message, "detail": exc.detail})
+        return JSONResponse(
+            status_code=http_status(exc.code),
+            content={"errno": exc.code, "error": exc.message, "detail": exc.detail},
+        )
 
     return app

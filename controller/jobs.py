@@ -53,7 +53,9 @@ class CancelOutcome:
 
 
 class JobService:
-    def __init__(self, db: Database, validator: SubmitValidator, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, db: Database, validator: SubmitValidator, clock: Callable[[], float] = time.time
+    ) -> None:
         self.db = db
         self.validator = validator
         self.clock = clock
@@ -163,13 +165,21 @@ class JobService:
                 self._cancel_one(caller, row, req, now, out)
         return out
 
-    def _select_for_cancel(self, s, caller: Caller, req: CancelRequest, out: CancelOutcome) -> list[JobRow]:  # type: ignore[no-untyped-def]
+    def _select_for_cancel(
+        self, s, caller: Caller, req: CancelRequest, out: CancelOutcome
+    ) -> list[JobRow]:  # type: ignore[no-untyped-def]
         if req.job_ids:
             rows = []
             for jid in req.job_ids:
                 row = s.get(JobRow, jid)
                 if row is None:
-                    out.results.append(CancelResult(jid, message_of(errors.ESLURM_INVALID_JOB_ID), errors.ESLURM_INVALID_JOB_ID))
+                    out.results.append(
+                        CancelResult(
+                            jid,
+                            message_of(errors.ESLURM_INVALID_JOB_ID),
+                            errors.ESLURM_INVALID_JOB_ID,
+                        )
+                    )
                     continue
                 rows.append(row)
         else:
@@ -190,20 +200,43 @@ class JobService:
             keep.append(row)
         return keep
 
-    def _cancel_one(self, caller: Caller, row: JobRow, req: CancelRequest, now: float, out: CancelOutcome) -> None:
+    def _cancel_one(
+        self, caller: Caller, row: JobRow, req: CancelRequest, now: float, out: CancelOutcome
+    ) -> None:
         if not may_act_on(caller, row.uid):
-            out.results.append(CancelResult(row.id, message_of(errors.ESLURM_ACCESS_DENIED), errors.ESLURM_ACCESS_DENIED))
+            out.results.append(
+                CancelResult(
+                    row.id, message_of(errors.ESLURM_ACCESS_DENIED), errors.ESLURM_ACCESS_DENIED
+                )
+            )
             return
         if is_finished(row.state):
-            out.results.append(CancelResult(row.id, message_of(errors.ESLURM_ALREADY_DONE), errors.ESLURM_ALREADY_DONE))
+            out.results.append(
+                CancelResult(
+                    row.id, message_of(errors.ESLURM_ALREADY_DONE), errors.ESLURM_ALREADY_DONE
+                )
+            )
             return
         if req.signal is not None:
             if row.state != "RUNNING" or not row.batch_host:
                 # a signal to a job that is not running: Slurm answers with an error
-                out.results.append(CancelResult(row.id, message_of(errors.ESLURM_JOB_PENDING), errors.ESLURM_JOB_PENDING))
+                out.results.append(
+                    CancelResult(
+                        row.id, message_of(errors.ESLURM_JOB_PENDING), errors.ESLURM_JOB_PENDING
+                    )
+                )
                 return
             for node in split_list(row.nodes):
-                out.orders.append(AgentOrder("signal", row.id, node, row.restarts, signal=req.signal, batch_only=req.batch_only))
+                out.orders.append(
+                    AgentOrder(
+                        "signal",
+                        row.id,
+                        node,
+                        row.restarts,
+                        signal=req.signal,
+                        batch_only=req.batch_only,
+                    )
+                )
             out.results.append(CancelResult(row.id))
             return
         row.cancelled_by = caller.uid
@@ -233,9 +266,16 @@ class JobService:
             status = msg.exit_code
             end = msg.end_time or now
             if step is None:
-                step = StepRow(job_id=row.id, step_id=msg.step_id, name="batch", state="RUNNING",
-                               start_time=msg.start_time or row.start_time, nodes=node,
-                               cpus=_cpus_on(row, node), mem=_mem_on(row, node))
+                step = StepRow(
+                    job_id=row.id,
+                    step_id=msg.step_id,
+                    name="batch",
+                    state="RUNNING",
+                    start_time=msg.start_time or row.start_time,
+                    nodes=node,
+                    cpus=_cpus_on(row, node),
+                    mem=_mem_on(row, node),
+                )
                 s.add(step)
             step.exit_code, step.end_time = status, end
             step.state = _step_state(status, row.state, msg.launch_failed)
@@ -306,7 +346,9 @@ def _mem_on(row: JobRow, node: str) -> int:
 
 def _sorted_steps(steps: list[StepRow]) -> list[StepRow]:
     order = {"batch": -2, "extern": -1}
-    return sorted(steps, key=lambda s: order.get(s.step_id, int(s.step_id) if s.step_id.isdigit() else 10**9))
+    return sorted(
+        steps, key=lambda s: order.get(s.step_id, int(s.step_id) if s.step_id.isdigit() else 10**9)
+    )
 
 
 def _in_window(row: JobRow, start: float | None, end: float | None) -> bool:

@@ -28,8 +28,17 @@ def output_paths(row: JobRow, node: str) -> tuple[str, str, str]:
 
     def expand(pattern: str) -> str:
         text = expand_pattern(
-            pattern, job_id=row.id, array_job_id=None, array_task_id=None, step="batch",
-            job_name=row.name, user=row.user, node=node, node_index=0, task=0, restarts=row.restarts,
+            pattern,
+            job_id=row.id,
+            array_job_id=None,
+            array_task_id=None,
+            step="batch",
+            job_name=row.name,
+            user=row.user,
+            node=node,
+            node_index=0,
+            task=0,
+            restarts=row.restarts,
         )
         return resolve_output(text, row.work_dir)
 

@@ -77,8 +77,10 @@ class SchedulerLoop:
         orders += await asyncio.to_thread(self._liveness)
         orders += await asyncio.to_thread(self._time_limits)
         launches = await asyncio.to_thread(self._schedule)
-        await asyncio.gather(*(self._launch(spec, addr) for spec, addr in launches),
-                             *(self.dispatch(o) for o in orders))
+        await asyncio.gather(
+            *(self._launch(spec, addr) for spec, addr in launches),
+            *(self.dispatch(o) for o in orders),
+        )
         self.passes += 1
 
     # ------------------------------------------------------------ steps
@@ -95,7 +97,9 @@ class SchedulerLoop:
                 nodes = split_list(row.nodes)
                 if not set(nodes) & set(down):
                     continue
-                log.warning("event=node_fail job=%s nodes=%s", row.id, ",".join(set(nodes) & set(down)))
+                log.warning(
+                    "event=node_fail job=%s nodes=%s", row.id, ",".join(set(nodes) & set(down))
+                )
                 for n in nodes:
                     if n not in down:
                         orders.append(AgentOrder("terminate", row.id, n, row.restarts))
@@ -109,7 +113,9 @@ class SchedulerLoop:
         now = self.ctl.clock()
         orders: list[AgentOrder] = []
         with self.ctl.db.write() as s:
-            q = select(JobRow).where(JobRow.state == "RUNNING", JobRow.end_time.is_not(None), JobRow.end_time <= now)
+            q = select(JobRow).where(
+                JobRow.state == "RUNNING", JobRow.end_time.is_not(None), JobRow.end_time <= now
+            )
             for row in s.scalars(q):
                 row.state, row.reason, row.end_time = "TIMEOUT", "TimeLimit", now
                 row.flags = _add_flag(row.flags, "COMPLETING")
@@ -139,7 +145,12 @@ class SchedulerLoop:
                 row.state, row.reason, row.state_desc = "RUNNING", "None", None
                 row.start_time = now
                 row.end_time = now + row.time_limit * 60 if row.time_limit is not None else None
-                row.alloc = json.dumps([{"node": a.node, "cpus": a.cpus, "mem": a.mem, "gpus": list(a.gpus)} for a in start.allocs])
+                row.alloc = json.dumps(
+                    [
+                        {"node": a.node, "cpus": a.cpus, "mem": a.mem, "gpus": list(a.gpus)}
+                        for a in start.allocs
+                    ]
+                )
                 row.layout = ",".join(str(t) for t in start.tasks)
                 row.nodes = ",".join(start.nodes)
                 row.num_cpus = start.cpus
@@ -149,8 +160,18 @@ class SchedulerLoop:
                 if old is not None:
                     s.delete(old)
                     s.flush()
-                s.add(StepRow(job_id=row.id, step_id="batch", name="batch", state="RUNNING", start_time=now,
-                              nodes=row.batch_host, cpus=start.allocs[0].cpus, mem=start.allocs[0].mem))
+                s.add(
+                    StepRow(
+                        job_id=row.id,
+                        step_id="batch",
+                        name="batch",
+                        state="RUNNING",
+                        start_time=now,
+                        nodes=row.batch_host,
+                        cpus=start.allocs[0].cpus,
+                        mem=start.allocs[0].mem,
+                    )
+                )
                 host = node_rows[row.batch_host]
                 spec = build_launch(ctl, row, node_rows, now)
                 launches.append((spec, AgentAddress(host.name, host.addr, host.port)))
@@ -167,7 +188,9 @@ class SchedulerLoop:
                     if unavailable:
                         from slurmlite.hostlist import compress_sorted
 
-                        row.state_desc = f"ReqNodeNotAvail, UnavailableNodes:{compress_sorted(unavailable)}"
+                        row.state_desc = (
+                            f"ReqNodeNotAvail, UnavailableNodes:{compress_sorted(unavailable)}"
+                        )
                 row.last_sched_eval = now
         return launches
 
@@ -188,7 +211,12 @@ class SchedulerLoop:
             if row is None or row.state != "RUNNING" or row.restarts != spec.restarts:
                 return
             if refused:
-                row.state, row.reason, row.end_time, row.exit_code = "FAILED", "JobLaunchFailure", now, 53
+                row.state, row.reason, row.end_time, row.exit_code = (
+                    "FAILED",
+                    "JobLaunchFailure",
+                    now,
+                    53,
+                )
             else:
                 # agent unreachable: nothing ran; give the job back to the queue untouched
                 row.state, row.reason, row.start_time, row.end_time = "PENDING", "None", None, None
@@ -203,14 +231,22 @@ class SchedulerLoop:
         owner = await asyncio.to_thread(ctl.job_owner, order.job_id)
         if addr is None or owner is None:
             return
-        spec = SignalSpec(credential="", job_id=order.job_id, restarts=order.restarts,
-                          signal=order.signal if order.kind == "signal" else None,
-                          kill_wait=ctl.cfg.kill_wait, message=order.message, batch_only=order.batch_only)
+        spec = SignalSpec(
+            credential="",
+            job_id=order.job_id,
+            restarts=order.restarts,
+            signal=order.signal if order.kind == "signal" else None,
+            kill_wait=ctl.cfg.kill_wait,
+            message=order.message,
+            batch_only=order.batch_only,
+        )
         ctl.signer.signal(spec, [order.node], owner[0], owner[1], ctl.clock())
         try:
             await ctl.agents.signal(addr, spec)
         except AgentError as e:
-            log.warning("event=signal_failed job=%s node=%s error=%r", order.job_id, order.node, str(e))
+            log.warning(
+                "event=signal_failed job=%s node=%s error=%r", order.job_id, order.node, str(e)
+            )
 
 
 def _requeue(s, row: JobRow, now: float, delay: int) -> None:  # type: ignore[no-untyped-def]

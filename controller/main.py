@@ -85,8 +85,10 @@ def main(foreground: bool, conf_file: str | None, verbose: int) -> None:
         sys.exit(1)
     if not foreground:
         detach(cfg.slurmctld_logfile)
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
     logging.getLogger("httpx").setLevel(logging.WARNING)
     write_pid(cfg.slurmctld_pidfile)
     try:
@@ -108,15 +110,25 @@ async def serve(cfg: Config, key: bytes, sockets: list[socket.socket]) -> None:
 
     ctl = Controller(cfg, key)
     app = create_app(ctl)
-    config = uvicorn.Config(app, http=PeerCredProtocol, log_level="warning", access_log=False,
-                            lifespan="on", timeout_keep_alive=30)
+    config = uvicorn.Config(
+        app,
+        http=PeerCredProtocol,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_keep_alive=30,
+    )
     server = uvicorn.Server(config)
     # uvicorn re-raises TERM/INT after a graceful stop; keep that harmless.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: None)
     logging.getLogger("slurmctld").info(
-        "event=start cluster=%s port=%s socket=%s store=%s", cfg.cluster_name, cfg.slurmctld_port,
-        cfg.socket_path, cfg.store_url)
+        "event=start cluster=%s port=%s socket=%s store=%s",
+        cfg.cluster_name,
+        cfg.slurmctld_port,
+        cfg.socket_path,
+        cfg.store_url,
+    )
     await server.serve(sockets=sockets)
 
 

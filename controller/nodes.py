@@ -55,8 +55,14 @@ class NodeService:
             for nc in self.cfg.nodes:
                 row = s.get(NodeRow, nc.name)
                 if row is None:
-                    row = NodeRow(name=nc.name, addr=nc.addr, hostname=nc.hostname, port=nc.port,
-                                  cpus=nc.cpus, real_memory=nc.real_memory)
+                    row = NodeRow(
+                        name=nc.name,
+                        addr=nc.addr,
+                        hostname=nc.hostname,
+                        port=nc.port,
+                        cpus=nc.cpus,
+                        real_memory=nc.real_memory,
+                    )
                     row.down = nc.state.upper() == "DOWN"
                     row.drain = nc.state.upper() == "DRAIN"
                     s.add(row)
@@ -73,9 +79,17 @@ class NodeService:
         with self.db.write() as s:
             row = s.get(NodeRow, msg.name)
             if row is None:  # dynamic node: takes what it reports
-                row = NodeRow(name=msg.name, addr=msg.addr, hostname=msg.hostname, port=msg.port,
-                              cpus=msg.cpus, real_memory=msg.real_memory, gpus=len(msg.gpus),
-                              gpu_type=msg.gpu_type, dynamic=True)
+                row = NodeRow(
+                    name=msg.name,
+                    addr=msg.addr,
+                    hostname=msg.hostname,
+                    port=msg.port,
+                    cpus=msg.cpus,
+                    real_memory=msg.real_memory,
+                    gpus=len(msg.gpus),
+                    gpu_type=msg.gpu_type,
+                    dynamic=True,
+                )
                 s.add(row)
             row.addr, row.port = msg.addr or row.addr, msg.port or row.port
             row.version, row.arch, row.os = msg.version, msg.arch, msg.os
@@ -119,17 +133,23 @@ class NodeService:
         now = self.clock()
         state = (upd.state or "").upper()
         if state not in ("", "DRAIN", "RESUME", "DOWN", "UNDRAIN", "IDLE"):
-            raise SlurmError(errors.ESLURM_INVALID_NODE_STATE, f"state {upd.state} is not supported")
+            raise SlurmError(
+                errors.ESLURM_INVALID_NODE_STATE, f"state {upd.state} is not supported"
+            )
         if state in ("DRAIN", "DOWN") and not upd.reason:
-            raise SlurmError(errors.ESLURM_INVALID_NODE_STATE,
-                             "You must specify a reason when DOWNING or DRAINING a node. Request denied")
+            raise SlurmError(
+                errors.ESLURM_INVALID_NODE_STATE,
+                "You must specify a reason when DOWNING or DRAINING a node. Request denied",
+            )
         names = [n for item in upd.names for n in expand(item)]
         with self.db.write() as s:
             rows = []
             for name in names:
                 row = s.get(NodeRow, name)
                 if row is None:
-                    raise SlurmError(errors.ESLURM_INVALID_NODE_NAME, f"invalid node name specified: {name}")
+                    raise SlurmError(
+                        errors.ESLURM_INVALID_NODE_NAME, f"invalid node name specified: {name}"
+                    )
                 rows.append(row)
             for row in rows:
                 if state == "DRAIN":
@@ -160,7 +180,11 @@ class NodeService:
             return []
         newly: list[str] = []
         with self.db.read() as s:
-            rows = list(s.scalars(select(NodeRow).where(NodeRow.registered.is_(True), NodeRow.down.is_(False))))
+            rows = list(
+                s.scalars(
+                    select(NodeRow).where(NodeRow.registered.is_(True), NodeRow.down.is_(False))
+                )
+            )
         for row in rows:
             if self.silent_for(row.name, now) > timeout:
                 newly.append(row.name)
@@ -182,7 +206,9 @@ class NodeService:
         """What running and completing jobs hold on each node."""
         use: dict[str, Usage] = {}
         with self.db.read() as s:
-            q = select(JobRow).where((JobRow.state == "RUNNING") | (JobRow.flags.like("%COMPLETING%")))
+            q = select(JobRow).where(
+                (JobRow.state == "RUNNING") | (JobRow.flags.like("%COMPLETING%"))
+            )
             for job in s.scalars(q):
                 completing = "COMPLETING" in split_list(job.flags)
                 for a in allocs_of(job):
@@ -195,7 +221,11 @@ class NodeService:
         return use
 
     def usable(self, row: NodeRow, now: float) -> bool:
-        return row.registered and not (row.down or row.drain or row.invalid) and not self.not_responding(row.name, now)
+        return (
+            row.registered
+            and not (row.down or row.drain or row.invalid)
+            and not self.not_responding(row.name, now)
+        )
 
     def infos(self) -> list[NodeInfo]:
         now = self.clock()
@@ -226,16 +256,35 @@ class NodeService:
             gres = "(null)"
             if row.gpus:
                 gres = f"gpu:{row.gpu_type}:{row.gpus}" if row.gpu_type else f"gpu:{row.gpus}"
-            out.append(NodeInfo(
-                name=row.name, addr=row.addr, hostname=row.hostname, port=row.port,
-                cpus=row.cpus, real_memory=row.real_memory, gres=gres, gpus=row.gpus,
-                state=base, flags=flags, alloc_cpus=u.cpus, alloc_mem=u.mem, alloc_gpus=list(u.gpus),
-                reason=row.reason, reason_user=_user_of(row.reason_uid), reason_time=row.reason_time,
-                features=split_list(row.features), weight=row.weight,
-                partitions=[p.name for p in self.cfg.partitions if row.name in p.nodes],
-                boot_time=row.boot_time, slurmd_start_time=row.slurmd_start_time,
-                last_busy_time=row.last_busy_time, version=row.version, arch=row.arch, os=row.os,
-            ))
+            out.append(
+                NodeInfo(
+                    name=row.name,
+                    addr=row.addr,
+                    hostname=row.hostname,
+                    port=row.port,
+                    cpus=row.cpus,
+                    real_memory=row.real_memory,
+                    gres=gres,
+                    gpus=row.gpus,
+                    state=base,
+                    flags=flags,
+                    alloc_cpus=u.cpus,
+                    alloc_mem=u.mem,
+                    alloc_gpus=list(u.gpus),
+                    reason=row.reason,
+                    reason_user=_user_of(row.reason_uid),
+                    reason_time=row.reason_time,
+                    features=split_list(row.features),
+                    weight=row.weight,
+                    partitions=[p.name for p in self.cfg.partitions if row.name in p.nodes],
+                    boot_time=row.boot_time,
+                    slurmd_start_time=row.slurmd_start_time,
+                    last_busy_time=row.last_busy_time,
+                    version=row.version,
+                    arch=row.arch,
+                    os=row.os,
+                )
+            )
         return out
 
     def partitions(self) -> list[PartitionInfo]:
@@ -243,13 +292,22 @@ class NodeService:
         out = []
         for p in self.cfg.partitions:
             members = [rows[n] for n in p.nodes if n in rows]
-            out.append(PartitionInfo(
-                name=p.name, nodes=list(p.nodes), default=p.default, max_time=p.max_time,
-                default_time=p.default_time, state=p.state, priority_job_factor=p.priority_job_factor,
-                priority_tier=p.priority_tier, total_cpus=sum(r.cpus for r in members),
-                total_nodes=len(members), total_mem=sum(r.real_memory for r in members),
-                total_gpus=sum(r.gpus for r in members),
-            ))
+            out.append(
+                PartitionInfo(
+                    name=p.name,
+                    nodes=list(p.nodes),
+                    default=p.default,
+                    max_time=p.max_time,
+                    default_time=p.default_time,
+                    state=p.state,
+                    priority_job_factor=p.priority_job_factor,
+                    priority_tier=p.priority_tier,
+                    total_cpus=sum(r.cpus for r in members),
+                    total_nodes=len(members),
+                    total_mem=sum(r.real_memory for r in members),
+                    total_gpus=sum(r.gpus for r in members),
+                )
+            )
         return out
 
 

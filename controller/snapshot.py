@@ -57,21 +57,23 @@ def node_views(cfg: Config, nodes: NodeService, now: float) -> tuple[NodeView, .
     views = []
     for row in nodes.rows():
         u = use.get(row.name)
-        views.append(NodeView(
-            name=row.name,
-            index=order.get(row.name, 10**6),
-            cpus=row.cpus,
-            real_memory=row.real_memory,
-            gpus=row.gpus,
-            gpu_type=row.gpu_type,
-            features=frozenset(split_list(row.features)),
-            weight=row.weight,
-            partitions=tuple(member.get(row.name, ())),
-            usable=nodes.usable(row, now),
-            alloc_cpus=u.cpus if u else 0,
-            alloc_mem=u.mem if u else 0,
-            alloc_gpus=frozenset(u.gpus) if u else frozenset(),
-        ))
+        views.append(
+            NodeView(
+                name=row.name,
+                index=order.get(row.name, 10**6),
+                cpus=row.cpus,
+                real_memory=row.real_memory,
+                gpus=row.gpus,
+                gpu_type=row.gpu_type,
+                features=frozenset(split_list(row.features)),
+                weight=row.weight,
+                partitions=tuple(member.get(row.name, ())),
+                usable=nodes.usable(row, now),
+                alloc_cpus=u.cpus if u else 0,
+                alloc_mem=u.mem if u else 0,
+                alloc_gpus=frozenset(u.gpus) if u else frozenset(),
+            )
+        )
     return tuple(sorted(views, key=lambda v: (v.index, v.name)))
 
 

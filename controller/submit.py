@@ -62,11 +62,15 @@ class SubmitValidator:
                 raise SlurmError(errors.ESLURM_DEFAULT_PARTITION_NOT_SET)
             return part
         if "," in name:
-            raise SlurmError(errors.ESLURM_NOT_SUPPORTED, "several partitions in -p are not supported yet")
+            raise SlurmError(
+                errors.ESLURM_NOT_SUPPORTED, "several partitions in -p are not supported yet"
+            )
         try:
             return self.cfg.partition(name)
         except KeyError:
-            raise SlurmError(errors.ESLURM_INVALID_PARTITION_NAME, f"invalid partition specified: {name}") from None
+            raise SlurmError(
+                errors.ESLURM_INVALID_PARTITION_NAME, f"invalid partition specified: {name}"
+            ) from None
 
     def validate(self, caller: Caller, req: JobSubmit) -> SubmitPlan:
         part = self._partition(req.partition)
@@ -77,7 +81,9 @@ class SubmitValidator:
         known = {n.name for n in self.nodes.rows()}
         for n in [*req.req_nodes, *req.exc_nodes]:
             if n not in known:
-                raise SlurmError(errors.ESLURM_INVALID_NODE_NAME, f"invalid node name specified: {n}")
+                raise SlurmError(
+                    errors.ESLURM_INVALID_NODE_NAME, f"invalid node name specified: {n}"
+                )
         if req.time_unlimited:
             limit = None
         elif req.time_limit is not None:
@@ -95,7 +101,11 @@ class SubmitValidator:
 
     def _memory(self, req: JobSubmit) -> tuple[int | None, int | None, int | None]:
         """The job's memory request, with DefMemPerGPU/DefMemPerCPU filled in as Slurm does."""
-        if req.mem_per_node is not None or req.mem_per_cpu is not None or req.mem_per_gpu is not None:
+        if (
+            req.mem_per_node is not None
+            or req.mem_per_cpu is not None
+            or req.mem_per_gpu is not None
+        ):
             return req.mem_per_node, req.mem_per_cpu, req.mem_per_gpu
         wants_gpus = bool(req.gres_per_node or req.gpus_total)
         if wants_gpus and self.cfg.def_mem_per_gpu:
@@ -107,16 +117,35 @@ class SubmitValidator:
     def _probe_row(self, req: JobSubmit, plan: SubmitPlan) -> JobRow:
         mem_node, mem_cpu, mem_gpu = plan.memory
         return JobRow(
-            id=0, priority=1, submit_time=0.0, partition=plan.partition.name, user="", state="PENDING",
-            nodes_min=req.nodes_min or 1, nodes_max=req.nodes_max, ntasks=req.ntasks,
-            ntasks_per_node=req.ntasks_per_node, cpus_per_task=req.cpus_per_task or 1,
-            mem_per_node=mem_node, mem_per_cpu=mem_cpu, mem_per_gpu=mem_gpu,
-            gpus_per_node=req.gres_per_node or 0, gpus_total=req.gpus_total, gpu_type=req.gpu_type,
-            time_limit=plan.time_limit, req_nodes=",".join(req.req_nodes), exc_nodes=",".join(req.exc_nodes),
-            exclusive=req.exclusive, constraint=req.constraint, hold=None, eligible_time=None,
+            id=0,
+            priority=1,
+            submit_time=0.0,
+            partition=plan.partition.name,
+            user="",
+            state="PENDING",
+            nodes_min=req.nodes_min or 1,
+            nodes_max=req.nodes_max,
+            ntasks=req.ntasks,
+            ntasks_per_node=req.ntasks_per_node,
+            cpus_per_task=req.cpus_per_task or 1,
+            mem_per_node=mem_node,
+            mem_per_cpu=mem_cpu,
+            mem_per_gpu=mem_gpu,
+            gpus_per_node=req.gres_per_node or 0,
+            gpus_total=req.gpus_total,
+            gpu_type=req.gpu_type,
+            time_limit=plan.time_limit,
+            req_nodes=",".join(req.req_nodes),
+            exc_nodes=",".join(req.exc_nodes),
+            exclusive=req.exclusive,
+            constraint=req.constraint,
+            hold=None,
+            eligible_time=None,
         )
 
-    def build_row(self, job_id: int, caller: Caller, req: JobSubmit, plan: SubmitPlan, now: float) -> JobRow:
+    def build_row(
+        self, job_id: int, caller: Caller, req: JobSubmit, plan: SubmitPlan, now: float
+    ) -> JobRow:
         row = self._probe_row(req, plan)
         row.id = job_id
         row.name = req.name
@@ -134,9 +163,18 @@ class SubmitValidator:
         ntasks = req.ntasks or (req.nodes_min or 1) * (req.ntasks_per_node or 1)
         row.num_cpus = ntasks * (req.cpus_per_task or 1)
         row.tres_per_node, row.tres_per_job = req.tres_per_node, req.tres_per_job
-        row.work_dir, row.submit_dir, row.submit_host = req.work_dir, req.submit_dir, req.submit_host
+        row.work_dir, row.submit_dir, row.submit_host = (
+            req.work_dir,
+            req.submit_dir,
+            req.submit_host,
+        )
         row.command, row.comment = req.command, req.comment
-        row.std_out, row.std_err, row.std_in, row.open_mode = req.std_out, req.std_err, req.std_in, req.open_mode
+        row.std_out, row.std_err, row.std_in, row.open_mode = (
+            req.std_out,
+            req.std_err,
+            req.std_in,
+            req.open_mode,
+        )
         row.requeue = True if req.requeue is None else req.requeue
         row.script = req.script
         row.environment = json.dumps(req.environment)

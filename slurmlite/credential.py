@@ -78,8 +78,7 @@ def load_key(path: str | Path) -> bytes:
         st = p.stat()
     except FileNotFoundError:
         raise CredentialError(
-            f"cluster key file {p} not found; create it with "
-            f"'slurmlite keygen {p}' (mode 0600)"
+            f"cluster key file {p} not found; create it with 'slurmlite keygen {p}' (mode 0600)"
         ) from None
     if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise CredentialError(
@@ -115,7 +114,9 @@ def _request_text(method: str, path: str, ts: str, nonce: str, body: bytes) -> b
     return "\n".join([method.upper(), path, ts, nonce, body_digest(body)]).encode()
 
 
-def sign_request(key: bytes, node: str, method: str, path: str, body: bytes, now: float) -> dict[str, str]:
+def sign_request(
+    key: bytes, node: str, method: str, path: str, body: bytes, now: float
+) -> dict[str, str]:
     """Headers that authenticate one agent request."""
     ts = f"{now:.3f}"
     nonce = secrets.token_hex(12)

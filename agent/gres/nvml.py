@@ -42,12 +42,14 @@ def probe(lib: Any | None = None) -> list[GpuDevice] | None:
             h = nv.nvmlDeviceGetHandleByIndex(i)
             uuid = nv.nvmlDeviceGetUUID(h)
             mem = nv.nvmlDeviceGetMemoryInfo(h)
-            out.append(GpuDevice(
-                index=i,
-                name=normalise_name(nv.nvmlDeviceGetName(h)),
-                uuid=uuid.decode() if isinstance(uuid, bytes) else uuid,
-                memory_mib=int(mem.total) // (1024 * 1024),
-            ))
+            out.append(
+                GpuDevice(
+                    index=i,
+                    name=normalise_name(nv.nvmlDeviceGetName(h)),
+                    uuid=uuid.decode() if isinstance(uuid, bytes) else uuid,
+                    memory_mib=int(mem.total) // (1024 * 1024),
+                )
+            )
         return out or None
     except Exception:
         return None

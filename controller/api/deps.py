@@ -27,15 +27,20 @@ Ctl = Annotated[Controller, Depends(get_controller)]
 def _unauthorized(detail: str) -> HTTPException:
     return HTTPException(
         status_code=401,
-        detail={"errno": errors.ESLURM_AUTH_CRED_INVALID, "error": errors.message(errors.ESLURM_AUTH_CRED_INVALID),
-                "detail": detail},
+        detail={
+            "errno": errors.ESLURM_AUTH_CRED_INVALID,
+            "error": errors.message(errors.ESLURM_AUTH_CRED_INVALID),
+            "detail": detail,
+        },
     )
 
 
 def get_user(request: Request, ctl: Ctl) -> Caller:
     creds = getattr(request.state, "peercred", None)
     if not creds:
-        raise _unauthorized("no credentials: commands must use the controller's Unix socket (auth/local)")
+        raise _unauthorized(
+            "no credentials: commands must use the controller's Unix socket (auth/local)"
+        )
     _pid, uid, gid = creds
     return ctl.admins.caller(uid, gid)
 
@@ -43,8 +48,15 @@ def get_user(request: Request, ctl: Ctl) -> Caller:
 async def get_node(request: Request, ctl: Ctl) -> str:
     body = await request.body()
     try:
-        return verify_request(ctl.cluster_key, request.headers, request.method, request.url.path, body,
-                              ctl.clock(), ctl.nonces)
+        return verify_request(
+            ctl.cluster_key,
+            request.headers,
+            request.method,
+            request.url.path,
+            body,
+            ctl.clock(),
+            ctl.nonces,
+        )
     except CredentialError as e:
         raise _unauthorized(str(e)) from None
 

@@ -50,9 +50,16 @@ def list_jobs(
 ):
     job_ids = [int(x) for x in _csv(ids) or [] if x.isdigit()] if ids else None
     wanted = set(_csv(states) or []) or None
-    jobs = ctl.jobs.list_jobs(caller, job_ids=job_ids, users=_csv(users), names=_csv(names),
-                              partitions=_csv(partitions), states=wanted, all_states=all_states,
-                              with_steps=steps)
+    jobs = ctl.jobs.list_jobs(
+        caller,
+        job_ids=job_ids,
+        users=_csv(users),
+        names=_csv(names),
+        partitions=_csv(partitions),
+        states=wanted,
+        all_states=all_states,
+        with_steps=steps,
+    )
     return {"jobs": [to_dict(j) for j in jobs]}
 
 
@@ -69,9 +76,18 @@ def accounting(
 ):
     job_ids = [int(x) for x in _csv(ids) or [] if x.isdigit()] if ids else None
     wanted = set(_csv(states) or []) or None
-    jobs = ctl.jobs.list_jobs(caller, job_ids=job_ids, users=_csv(users), names=_csv(names),
-                              states=wanted, all_states=wanted is None, with_steps=True,
-                              accounting=True, start=start, end=end)
+    jobs = ctl.jobs.list_jobs(
+        caller,
+        job_ids=job_ids,
+        users=_csv(users),
+        names=_csv(names),
+        states=wanted,
+        all_states=wanted is None,
+        with_steps=True,
+        accounting=True,
+        start=start,
+        end=end,
+    )
     return {"jobs": [to_dict(j) for j in jobs]}
 
 

@@ -69,8 +69,18 @@ JobCompletionModel = mirror(p.JobCompletion)
 NodeUpdateModel = mirror(p.NodeUpdate)
 
 WIRE_DATACLASSES = [
-    p.JobSubmit, p.SubmitResult, p.JobInfo, p.StepInfo, p.NodeAlloc, p.NodeInfo, p.PartitionInfo,
-    p.CancelRequest, p.CancelResult, p.NodeRegister, p.JobCompletion, p.NodeUpdate,
+    p.JobSubmit,
+    p.SubmitResult,
+    p.JobInfo,
+    p.StepInfo,
+    p.NodeAlloc,
+    p.NodeInfo,
+    p.PartitionInfo,
+    p.CancelRequest,
+    p.CancelResult,
+    p.NodeRegister,
+    p.JobCompletion,
+    p.NodeUpdate,
 ]
 
 

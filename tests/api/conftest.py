@@ -61,19 +61,37 @@ class Harness:
             self.ctl.nodes.heartbeat(n)
 
     def submit(self, **fields) -> dict:
-        body = {"script": "#!/bin/sh\ntrue\n", "name": "job", "work_dir": "/tmp", "submit_dir": "/tmp",
-                "submit_host": "vm", **fields}
+        body = {
+            "script": "#!/bin/sh\ntrue\n",
+            "name": "job",
+            "work_dir": "/tmp",
+            "submit_dir": "/tmp",
+            "submit_host": "vm",
+            **fields,
+        }
         return self.client.post("/v1/jobs", json=body).json()
 
     def job(self, job_id: int) -> dict:
-        jobs = self.client.get("/v1/jobs", params={"ids": job_id, "all_states": True, "steps": True}).json()["jobs"]
+        jobs = self.client.get(
+            "/v1/jobs", params={"ids": job_id, "all_states": True, "steps": True}
+        ).json()["jobs"]
         assert len(jobs) == 1
         return jobs[0]
 
 
 def register(ctl: Controller, name: str, gpus: int = 2) -> None:
-    ctl.nodes.register(NodeRegister(name=name, addr="127.0.0.1", port=6818, hostname=name, cpus=2,
-                                    real_memory=4000, gpus=["gpu"] * gpus, gpu_type=None))
+    ctl.nodes.register(
+        NodeRegister(
+            name=name,
+            addr="127.0.0.1",
+            port=6818,
+            hostname=name,
+            cpus=2,
+            real_memory=4000,
+            gpus=["gpu"] * gpus,
+            gpu_type=None,
+        )
+    )
 
 
 @pytest.fixture

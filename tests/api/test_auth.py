@@ -36,7 +36,9 @@ def test_every_published_path_refuses_an_anonymous_caller(harness):
     assert checked >= 10  # the walk really covered the API
 
 
-def _signed(client, node: str, path: str, payload: dict, key_node: str | None = None, now: float = 0.0):
+def _signed(
+    client, node: str, path: str, payload: dict, key_node: str | None = None, now: float = 0.0
+):
     body = json.dumps(payload).encode()
     headers = sign_request(node_key(KEY, key_node or node), node, "POST", path, body, now)
     headers["content-type"] = "application/json"
@@ -49,7 +51,10 @@ def test_node_signed_heartbeat_accepted_and_forgeries_refused(harness):
     now = h.clock()
     assert _signed(client, "n1", "/v1/nodes/n1/heartbeat", {}, now=now).json() == {"known": True}
     # signed with n2's key while claiming n1
-    assert _signed(client, "n1", "/v1/nodes/n1/heartbeat", {}, key_node="n2", now=now).status_code == 401
+    assert (
+        _signed(client, "n1", "/v1/nodes/n1/heartbeat", {}, key_node="n2", now=now).status_code
+        == 401
+    )
     # n2 speaking for n1 with its own valid signature
     r = _signed(client, "n2", "/v1/nodes/n1/heartbeat", {}, now=now)
     assert r.status_code == 403 and r.json()["errno"] == errors.ESLURM_ACCESS_DENIED

@@ -39,10 +39,16 @@ def test_completion_sets_final_state_and_is_idempotent(harness):
     assert h.ctl.jobs.complete("n1", done) is True
     assert h.ctl.jobs.complete("n1", done) is False  # duplicate report changes nothing
     node = h.job(bad)["batch_host"]
-    h.ctl.jobs.complete(node, JobCompletion(node=node, job_id=bad, restarts=0, step_id="batch", exit_code=3 << 8))
+    h.ctl.jobs.complete(
+        node, JobCompletion(node=node, job_id=bad, restarts=0, step_id="batch", exit_code=3 << 8)
+    )
     assert (h.job(ok)["state"], h.job(ok)["exit_code"]) == ("COMPLETED", 0)
     failed = h.job(bad)
-    assert (failed["state"], failed["reason"], failed["exit_code"]) == ("FAILED", "NonZeroExitCode", 768)
+    assert (failed["state"], failed["reason"], failed["exit_code"]) == (
+        "FAILED",
+        "NonZeroExitCode",
+        768,
+    )
     assert [(s["step_id"], s["state"]) for s in failed["steps"]] == [("batch", "FAILED")]
 
 
@@ -51,7 +57,9 @@ def test_completion_from_the_wrong_node_is_ignored(harness):
     jid = h.submit()["job_id"]
     h.tick()
     other = "n2" if h.job(jid)["batch_host"] == "n1" else "n1"
-    assert not h.ctl.jobs.complete(other, JobCompletion(node=other, job_id=jid, restarts=0, step_id="batch", exit_code=0))
+    assert not h.ctl.jobs.complete(
+        other, JobCompletion(node=other, job_id=jid, restarts=0, step_id="batch", exit_code=0)
+    )
     assert h.job(jid)["state"] == "RUNNING"
 
 
@@ -71,16 +79,43 @@ def test_gpu_jobs_share_nodes_and_third_waits_for_resources(harness):
 
 def test_bad_partition_account_qos_and_impossible_requests_are_refused(harness):
     h = harness
-    r = h.client.post("/v1/jobs", json={"script": "#!/bin/sh\n", "name": "x", "work_dir": "/", "submit_dir": "/",
-                                        "submit_host": "vm", "partition": "nosuch"})
+    r = h.client.post(
+        "/v1/jobs",
+        json={
+            "script": "#!/bin/sh\n",
+            "name": "x",
+            "work_dir": "/",
+            "submit_dir": "/",
+            "submit_host": "vm",
+            "partition": "nosuch",
+        },
+    )
     assert r.status_code == 404 or r.status_code == 400
     assert r.json()["errno"] == errors.ESLURM_INVALID_PARTITION_NAME
     assert r.json()["detail"] == "invalid partition specified: nosuch"
-    r = h.client.post("/v1/jobs", json={"script": "#!/bin/sh\n", "name": "x", "work_dir": "/", "submit_dir": "/",
-                                        "submit_host": "vm", "account": "nosuch"})
+    r = h.client.post(
+        "/v1/jobs",
+        json={
+            "script": "#!/bin/sh\n",
+            "name": "x",
+            "work_dir": "/",
+            "submit_dir": "/",
+            "submit_host": "vm",
+            "account": "nosuch",
+        },
+    )
     assert r.json()["errno"] == errors.ESLURM_INVALID_ACCOUNT
-    r = h.client.post("/v1/jobs", json={"script": "#!/bin/sh\n", "name": "x", "work_dir": "/", "submit_dir": "/",
-                                        "submit_host": "vm", "gres_per_node": 5})
+    r = h.client.post(
+        "/v1/jobs",
+        json={
+            "script": "#!/bin/sh\n",
+            "name": "x",
+            "work_dir": "/",
+            "submit_dir": "/",
+            "submit_host": "vm",
+            "gres_per_node": 5,
+        },
+    )
     assert r.json()["errno"] == errors.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
     # like Slurm, the refused request used a job id and shows as FAILED (BadConstraints)
     failed = h.client.get("/v1/jobs", params={"all_states": True}).json()["jobs"]
@@ -124,7 +159,9 @@ def test_cancel_running_job_terminates_it_on_its_node_then_completes(harness):
     h.client.post("/v1/jobs/cancel", json={"job_ids": [jid]})
     job = h.job(jid)
     assert (job["state"], job["flags"]) == ("CANCELLED", ["COMPLETING"])
-    h.ctl.jobs.complete("n1", JobCompletion(node="n1", job_id=jid, restarts=0, step_id="batch", exit_code=15))
+    h.ctl.jobs.complete(
+        "n1", JobCompletion(node="n1", job_id=jid, restarts=0, step_id="batch", exit_code=15)
+    )
     job = h.job(jid)
     assert (job["state"], job["flags"], job["cancelled_by"]) == ("CANCELLED", [], 1001)
     assert [(s["state"], s["exit_code"]) for s in job["steps"]] == [("CANCELLED", 15)]

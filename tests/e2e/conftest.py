@@ -34,7 +34,11 @@ class Cluster:
     work: Path
 
     def env(self, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SQUEUE_"))}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("SLURM_", "SBATCH_", "SQUEUE_"))
+        }
         env["PATH"] = f"{BIN}:{env.get('PATH', '/usr/bin:/bin')}"
         env["SLURM_CONF"] = str(self.conf)
         env["TZ"] = "UTC"
@@ -43,8 +47,14 @@ class Cluster:
 
     def run(self, command: str, cwd: Path | None = None, timeout: float = 60, **extra: str):
         """Run a shell command line as a user would type it."""
-        return subprocess.run(["bash", "-c", command], cwd=cwd or self.work, env=self.env(**extra),
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            ["bash", "-c", command],
+            cwd=cwd or self.work,
+            env=self.env(**extra),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     def wait_done(self, job_id: int | str, timeout: float = 30.0) -> str:
         """Wait until the job has left the queue; return its final state."""
@@ -77,9 +87,16 @@ _counter = itertools.count()
 def cluster():
     # not under pytest's private tmp dir: other users must reach SLURM_CONF and the work dirs
     base = Path(tempfile.mkdtemp(prefix="slurmlite-e2e-"))
-    spec = ClusterSpec(directory=base / "c", nodelist="n[1-2]", cpus_per_node=2, gpus_per_node=2,
-                       mem_per_node=4000, cluster_name="anchor", def_mem_per_cpu=1000,
-                       extra_partitions=("long Nodes=ALL MaxTime=UNLIMITED State=UP PriorityJobFactor=10",))
+    spec = ClusterSpec(
+        directory=base / "c",
+        nodelist="n[1-2]",
+        cpus_per_node=2,
+        gpus_per_node=2,
+        mem_per_node=4000,
+        cluster_name="anchor",
+        def_mem_per_cpu=1000,
+        extra_partitions=("long Nodes=ALL MaxTime=UNLIMITED State=UP PriorityJobFactor=10",),
+    )
     work = base / "work"
     work.mkdir()
     os.chmod(base, 0o755)

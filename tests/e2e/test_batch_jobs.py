@@ -12,7 +12,9 @@ from tests.e2e.conftest import GOLDEN
 
 
 def env_of(text: str) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("="))
+    return dict(
+        line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("=")
+    )
 
 
 def golden_env(name: str, section: str) -> dict[str, str]:
@@ -21,24 +23,50 @@ def golden_env(name: str, section: str) -> dict[str, str]:
     return env_of(body.split("=== srun", 1)[0])  # the batch part only
 
 
-VARYING = {"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_TASK_PID", "SLURM_WORKING_CLUSTER", "SLURM_SUBMIT_DIR",
-           "SLURM_SUBMIT_HOST", "SLURM_CONF", "SLURM_JOB_UID", "SLURM_JOB_GID", "SLURM_JOB_USER",
-           "SLURM_JOB_ACCOUNT", "SLURMD_NODENAME", "SLURM_JOB_NODELIST", "SLURM_NODELIST",
-           "SLURM_TOPOLOGY_ADDR", "SLURM_JOB_NAME"}
+VARYING = {
+    "SLURM_JOB_ID",
+    "SLURM_JOBID",
+    "SLURM_TASK_PID",
+    "SLURM_WORKING_CLUSTER",
+    "SLURM_SUBMIT_DIR",
+    "SLURM_SUBMIT_HOST",
+    "SLURM_CONF",
+    "SLURM_JOB_UID",
+    "SLURM_JOB_GID",
+    "SLURM_JOB_USER",
+    "SLURM_JOB_ACCOUNT",
+    "SLURMD_NODENAME",
+    "SLURM_JOB_NODELIST",
+    "SLURM_NODELIST",
+    "SLURM_TOPOLOGY_ADDR",
+    "SLURM_JOB_NAME",
+}
 
 
-@pytest.mark.parametrize("golden,script", [
-    ("10_env_1node_1task", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH -n 1\nenv | sort\n"),
-    ("13_env_gres_gpu1", "#!/bin/bash\n#SBATCH --gres=gpu:1\nenv | sort\n"),
-    ("12_env_2nodes", "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nenv | sort\n"),
-])
+@pytest.mark.parametrize(
+    "golden,script",
+    [
+        ("10_env_1node_1task", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH -n 1\nenv | sort\n"),
+        ("13_env_gres_gpu1", "#!/bin/bash\n#SBATCH --gres=gpu:1\nenv | sort\n"),
+        ("12_env_2nodes", "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nenv | sort\n"),
+    ],
+)
 def test_batch_environment_matches_slurm(cluster, jobdir, golden, script):
     (jobdir / "job.sh").write_text(script)
     jid = cluster.submit("job.sh", cwd=jobdir)
     assert cluster.wait_done(jid) == "COMPLETED"
     ours = env_of((jobdir / f"slurm-{jid}.out").read_text())
-    theirs = golden_env(golden, next(iter(re.findall(r"\[file (slurm-\d+\.out)\]", (GOLDEN / f"{golden}.txt").read_text()))))
-    slurm = {k for k in theirs if k.startswith(("SLURM", "CUDA", "GPU_", "ROCR", "ZE_")) or k in ("ENVIRONMENT",)}
+    theirs = golden_env(
+        golden,
+        next(
+            iter(re.findall(r"\[file (slurm-\d+\.out)\]", (GOLDEN / f"{golden}.txt").read_text()))
+        ),
+    )
+    slurm = {
+        k
+        for k in theirs
+        if k.startswith(("SLURM", "CUDA", "GPU_", "ROCR", "ZE_")) or k in ("ENVIRONMENT",)
+    }
     missing = slurm - set(ours)
     assert not missing, f"variables Slurm sets that we do not: {sorted(missing)}"
     for key in sorted(slurm - VARYING):
@@ -48,8 +76,10 @@ def test_batch_environment_matches_slurm(cluster, jobdir, golden, script):
 
 
 def test_gpu_job_sees_its_gpus_and_nothing_else(cluster, jobdir):
-    jid = cluster.submit("--gpus-per-node=2 -N 2 --wrap 'echo cvd=$CUDA_VISIBLE_DEVICES jobgpus=$SLURM_JOB_GPUS'",
-                         cwd=jobdir)
+    jid = cluster.submit(
+        "--gpus-per-node=2 -N 2 --wrap 'echo cvd=$CUDA_VISIBLE_DEVICES jobgpus=$SLURM_JOB_GPUS'",
+        cwd=jobdir,
+    )
     assert cluster.wait_done(jid) == "COMPLETED"
     assert (jobdir / f"slurm-{jid}.out").read_text() == "cvd=0,1 jobgpus=0,1\n"
     cpu = cluster.submit("--wrap 'echo cvd=[$CUDA_VISIBLE_DEVICES]'", cwd=jobdir)
@@ -63,19 +93,26 @@ def test_exit_codes_and_states_in_sacct(cluster, jobdir):
     killed = cluster.submit("-J killed9 --wrap 'kill -9 $$'", cwd=jobdir)
     for j in (ok, fail3, killed):
         cluster.wait_done(j)
-    r = cluster.run(f"sacct --parsable2 --noheader -j {ok},{fail3},{killed} -o JobID,JobName,State,ExitCode")
+    r = cluster.run(
+        f"sacct --parsable2 --noheader -j {ok},{fail3},{killed} -o JobID,JobName,State,ExitCode"
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
-        f"{ok}|ok|COMPLETED|0:0", f"{ok}.batch|batch|COMPLETED|0:0",
-        f"{fail3}|fail3|FAILED|3:0", f"{fail3}.batch|batch|FAILED|3:0",
-        f"{killed}|killed9|FAILED|0:9", f"{killed}.batch|batch|CANCELLED|0:9",
+        f"{ok}|ok|COMPLETED|0:0",
+        f"{ok}.batch|batch|COMPLETED|0:0",
+        f"{fail3}|fail3|FAILED|3:0",
+        f"{fail3}.batch|batch|FAILED|3:0",
+        f"{killed}|killed9|FAILED|0:9",
+        f"{killed}.batch|batch|CANCELLED|0:9",
     ]
     r = cluster.run(f"scontrol show job {fail3}")
     assert "JobState=FAILED Reason=NonZeroExitCode" in r.stdout and "ExitCode=3:0" in r.stdout
 
 
 def test_output_patterns_and_default_file(cluster, jobdir):
-    jid = cluster.submit("-J patname --output='pat-%j-%x-%N-%u-%t-%J-%%.out' --wrap 'echo hello'", cwd=jobdir)
+    jid = cluster.submit(
+        "-J patname --output='pat-%j-%x-%N-%u-%t-%J-%%.out' --wrap 'echo hello'", cwd=jobdir
+    )
     cluster.wait_done(jid)
     user = cluster.run("id -un").stdout.strip()
     [f] = jobdir.glob("pat-*")
@@ -92,9 +129,13 @@ def test_output_patterns_and_default_file(cluster, jobdir):
 def test_missing_output_directory_fails_the_launch(cluster, jobdir):
     jid = cluster.submit("--output='nosuchdir/out-%j.txt' --wrap 'echo x'", cwd=jobdir)
     assert cluster.wait_done(jid) == "FAILED"
-    r = cluster.run(f"sacct -j {jid} -o JobID,State,ExitCode --parsable2; squeue -h -t all -j {jid} -o '%i %T %r'")
-    assert r.stdout == (f"JobID|State|ExitCode\n{jid}|FAILED|0:53\n{jid}.batch|CANCELLED|0:53\n"
-                        f"{jid} FAILED JobLaunchFailure\n")
+    r = cluster.run(
+        f"sacct -j {jid} -o JobID,State,ExitCode --parsable2; squeue -h -t all -j {jid} -o '%i %T %r'"
+    )
+    assert r.stdout == (
+        f"JobID|State|ExitCode\n{jid}|FAILED|0:53\n{jid}.batch|CANCELLED|0:53\n"
+        f"{jid} FAILED JobLaunchFailure\n"
+    )
     assert not (jobdir / "nosuchdir").exists()  # Slurm never creates it
 
 
@@ -156,8 +197,11 @@ def test_time_limit_ends_the_job_with_timeout(cluster, jobdir):
     assert cluster.wait_done(jid, timeout=100) == "TIMEOUT"
     out = (jobdir / f"slurm-{jid}.out").read_text().splitlines()
     assert out[0] == "started"
-    assert re.fullmatch(rf"slurmstepd-n[12]: error: \*\*\* JOB {jid} ON n[12] CANCELLED AT "
-                        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d DUE TO TIME LIMIT \*\*\*", out[1])
+    assert re.fullmatch(
+        rf"slurmstepd-n[12]: error: \*\*\* JOB {jid} ON n[12] CANCELLED AT "
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d DUE TO TIME LIMIT \*\*\*",
+        out[1],
+    )
     r = cluster.run(f"sacct -P -n -j {jid} -o JobID,State,ExitCode")
     # TERM was ignored, so KillWait later SIGKILL ended it
     assert r.stdout.splitlines() == [f"{jid}|TIMEOUT|0:0", f"{jid}.batch|CANCELLED|0:9"]

@@ -17,21 +17,44 @@ import pytest
 from tests.e2e.conftest import GOLDEN
 
 EXACT = [
-    "00_sbatch_version", "00_sinfo_version",
-    "30_scontrol_show_hostlist", "30_scontrol_show_hostlistsorted",
-    "30_scontrol_show_hostnames", "30_scontrol_show_hostnames_padded",
-    "40_sbatch_bad_account", "40_sbatch_bad_gres_name", "40_sbatch_bad_mem_unit",
-    "40_sbatch_bad_option", "40_sbatch_bad_partition", "40_sbatch_bad_qos", "40_sbatch_bad_time",
-    "40_sbatch_empty_stdin", "40_sbatch_missing_file", "40_sbatch_no_args_wrap_missing",
-    "40_sbatch_no_shebang", "40_sbatch_too_many_gpus", "40_sbatch_too_much_mem",
-    "50_scontrol_show_job_nonexistent", "50_squeue_nonexistent", "50_squeue_nonexistent_h",
-    "50_sinfo_o_P", "50_sinfo_P_m_noconvert",
-    "52_scancel_bad_id", "52_scancel_nonexistent", "52_scancel_nonexistent_signal",
-    "52_scancel_nonexistent_verbose", "60_sacct_nonexistent", "60_squeue_helpformat",
+    "00_sbatch_version",
+    "00_sinfo_version",
+    "30_scontrol_show_hostlist",
+    "30_scontrol_show_hostlistsorted",
+    "30_scontrol_show_hostnames",
+    "30_scontrol_show_hostnames_padded",
+    "40_sbatch_bad_account",
+    "40_sbatch_bad_gres_name",
+    "40_sbatch_bad_mem_unit",
+    "40_sbatch_bad_option",
+    "40_sbatch_bad_partition",
+    "40_sbatch_bad_qos",
+    "40_sbatch_bad_time",
+    "40_sbatch_empty_stdin",
+    "40_sbatch_missing_file",
+    "40_sbatch_no_args_wrap_missing",
+    "40_sbatch_no_shebang",
+    "40_sbatch_too_many_gpus",
+    "40_sbatch_too_much_mem",
+    "50_scontrol_show_job_nonexistent",
+    "50_squeue_nonexistent",
+    "50_squeue_nonexistent_h",
+    "50_sinfo_o_P",
+    "50_sinfo_P_m_noconvert",
+    "52_scancel_bad_id",
+    "52_scancel_nonexistent",
+    "52_scancel_nonexistent_signal",
+    "52_scancel_nonexistent_verbose",
+    "60_sacct_nonexistent",
+    "60_squeue_helpformat",
 ]
 SHAPE = [
-    "01_sbatch_wrap", "01_sbatch_parsable", "01_sbatch_parsable_cluster", "01_sbatch_stdin",
-    "40_sbatch_too_many_nodes", "41_sbatch_N3_pending_reason",
+    "01_sbatch_wrap",
+    "01_sbatch_parsable",
+    "01_sbatch_parsable_cluster",
+    "01_sbatch_stdin",
+    "40_sbatch_too_many_nodes",
+    "41_sbatch_N3_pending_reason",
 ]
 
 
@@ -81,5 +104,8 @@ def test_same_but_ids(cluster, workdir, name):
     command = command.replace("-M anchor", "-M anchor")  # the test cluster is also called anchor
     r = cluster.run(command, cwd=workdir)
     assert (numbers_away(r.stdout), numbers_away(r.stderr), r.returncode) == (
-        numbers_away(out), numbers_away(err), code)
+        numbers_away(out),
+        numbers_away(err),
+        code,
+    )
     cluster.run("scancel -u $(id -un) -t PENDING")

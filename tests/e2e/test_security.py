@@ -22,7 +22,9 @@ TEST_USER = "slurmlite-bob"
 
 def http(method: str, url: str, body: dict | None = None) -> tuple[int, str]:
     data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method, headers={"content-type": "application/json"})
+    req = urllib.request.Request(
+        url, data=data, method=method, headers={"content-type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.status, r.read().decode()
@@ -35,19 +37,38 @@ def test_tcp_listener_refuses_requests_without_credentials(cluster):
     base = f"http://127.0.0.1:{cfg.slurmctld_port}"
     assert http("GET", base + "/health")[0] == 200
     assert http("GET", base + "/openapi.json")[0] == 200
-    for method, path, body in [("GET", "/v1/jobs", None), ("POST", "/v1/jobs", {"script": "x"}),
-                               ("POST", "/v1/jobs/cancel", {"job_ids": [1]}), ("GET", "/v1/nodes", None),
-                               ("POST", "/v1/nodes/register", {})]:
+    for method, path, body in [
+        ("GET", "/v1/jobs", None),
+        ("POST", "/v1/jobs", {"script": "x"}),
+        ("POST", "/v1/jobs/cancel", {"job_ids": [1]}),
+        ("GET", "/v1/nodes", None),
+        ("POST", "/v1/nodes/register", {}),
+    ]:
         status, text = http(method, base + path, body)
         assert status == 401, (method, path, status, text)
         assert "Protocol authentication error" in text or "authentication" in text.lower()
 
 
 def _launch_body(marker: str, credential: str) -> dict:
-    return {"credential": credential, "job_id": 999999, "restarts": 0, "step_id": "batch", "name": "evil",
-            "uid": 0, "gid": 0, "user": "root", "script": f"#!/bin/sh\ntouch {marker}\n", "work_dir": "/tmp",
-            "environment": {}, "std_out": "/dev/null", "std_err": "/dev/null", "std_in": "/dev/null",
-            "open_mode": "truncate", "gpus": [], "kill_wait": 1}
+    return {
+        "credential": credential,
+        "job_id": 999999,
+        "restarts": 0,
+        "step_id": "batch",
+        "name": "evil",
+        "uid": 0,
+        "gid": 0,
+        "user": "root",
+        "script": f"#!/bin/sh\ntouch {marker}\n",
+        "work_dir": "/tmp",
+        "environment": {},
+        "std_out": "/dev/null",
+        "std_err": "/dev/null",
+        "std_in": "/dev/null",
+        "open_mode": "truncate",
+        "gpus": [],
+        "kill_wait": 1,
+    }
 
 
 def _never_appears(path: str, seconds: float = 1.0) -> bool:
@@ -68,8 +89,12 @@ def test_agent_spawns_nothing_without_a_valid_controller_credential(cluster, job
     status, _ = http("POST", url, _launch_body(marker, "garbage"))
     assert status == 403
     # 2) well-formed but signed with the wrong key
-    forged = sign_credential(controller_key(b"not-the-cluster-key" * 3), {"op": "launch", "job": 999999,
-                             "restarts": 0, "nodes": ["n1"]}, now=time.time(), ttl=60)
+    forged = sign_credential(
+        controller_key(b"not-the-cluster-key" * 3),
+        {"op": "launch", "job": 999999, "restarts": 0, "nodes": ["n1"]},
+        now=time.time(),
+        ttl=60,
+    )
     status, text = http("POST", url, _launch_body(marker, forged))
     assert status == 403 and "credential" in text
     # 3) no credential at all
@@ -82,8 +107,13 @@ def test_agent_spawns_nothing_without_a_valid_controller_credential(cluster, job
 # ------------------------------------------------------------- another user
 
 
-def run_as(user: pwd.struct_passwd, main: Callable[[list[str]], None], argv: list[str], cwd: str,
-           env: dict[str, str]) -> tuple[int, str, str]:
+def run_as(
+    user: pwd.struct_passwd,
+    main: Callable[[list[str]], None],
+    argv: list[str],
+    cwd: str,
+    env: dict[str, str],
+) -> tuple[int, str, str]:
     """Run a command's main() in a child that became ``user`` (the venv's interpreter
     may not be readable by other users, so we fork instead of exec)."""
     r_out, w_out = os.pipe()
@@ -146,7 +176,11 @@ def test_another_users_scancel_is_refused(cluster, other_user, jobdir):
     jid = cluster.submit("--wrap 'sleep 60'", cwd=jobdir)
     env = cluster.env()
     code, out, err = run_as(other_user, scancel.main, [str(jid)], str(jobdir), env)
-    assert (code, out, err) == (210, "", f"scancel: error: Kill job error on job id {jid}: Access/permission denied\n")
+    assert (code, out, err) == (
+        210,
+        "",
+        f"scancel: error: Kill job error on job id {jid}: Access/permission denied\n",
+    )
     assert cluster.run(f"squeue -h -j {jid} -o %T").stdout.strip() in ("PENDING", "RUNNING")
     assert cluster.run(f"scancel {jid}").returncode == 0  # root may
     assert cluster.wait_done(jid) == "CANCELLED"
@@ -156,7 +190,9 @@ def test_job_runs_as_the_user_who_submitted_it(cluster, other_user, jobdir):
     from cli import sbatch
 
     env = cluster.env(HOME="/tmp", USER=other_user.pw_name)
-    code, out, err = run_as(other_user, sbatch.main, ["--parsable", "--wrap", "id -u; id -g"], str(jobdir), env)
+    code, out, err = run_as(
+        other_user, sbatch.main, ["--parsable", "--wrap", "id -u; id -g"], str(jobdir), env
+    )
     assert code == 0, err
     jid = int(out.strip())
     assert cluster.wait_done(jid) == "COMPLETED"

@@ -20,7 +20,9 @@ def test_every_wire_dataclass_has_a_mirror_with_the_same_fields_and_defaults():
 
 
 def test_all_protocol_dataclasses_used_on_the_wire_are_listed():
-    defined = {obj for obj in vars(p).values() if dataclasses.is_dataclass(obj) and isinstance(obj, type)}
+    defined = {
+        obj for obj in vars(p).values() if dataclasses.is_dataclass(obj) and isinstance(obj, type)
+    }
     # LaunchSpec and SignalSpec travel controller->agent and are mirrored by the agent's own models
     assert defined - set(WIRE_DATACLASSES) == {p.LaunchSpec, p.SignalSpec}
 

@@ -1,0 +1,85 @@
+"""Node registration checks and admin node updates through the API."""
+
+from __future__ import annotations
+
+from slurmlite.protocol import NodeRegister
+from tests.api.conftest import ROOT
+
+
+def nodes(h) -> dict[str, dict]:
+    return {n["name"]: n for n in h.client.get("/v1/nodes").json()["nodes"]}
+
+
+def test_node_reporting_less_than_configured_is_drained_with_slurms_reason(harness):
+    h = harness
+    h.ctl.nodes.register(
+        NodeRegister(
+            name="n2",
+            addr="127.0.0.1",
+            port=6818,
+            hostname="n2",
+            cpus=2,
+            real_memory=4000,
+            gpus=[],
+            gpu_type=None,
+        )
+    )
+    n2 = nodes(h)["n2"]
+    assert "DRAIN" in n2["flags"] and "INVALID_REG" in n2["flags"]
+    assert n2["reason"] == "gres/gpu count reported lower than configured (0 < 2)"
+    h.ctl.nodes.register(
+        NodeRegister(
+            name="n2",
+            addr="127.0.0.1",
+            port=6818,
+            hostname="n2",
+            cpus=1,
+            real_memory=4000,
+            gpus=["g", "g"],
+            gpu_type=None,
+        )
+    )
+    assert nodes(h)["n2"]["reason"] == "Low socket*core*thread count"
+    # a good registration clears a registration problem by itself
+    h.ctl.nodes.register(
+        NodeRegister(
+            name="n2",
+            addr="127.0.0.1",
+            port=6818,
+            hostname="n2",
+            cpus=2,
+            real_memory=4000,
+            gpus=["g", "g"],
+            gpu_type=None,
+        )
+    )
+    assert nodes(h)["n2"]["flags"] == [] and nodes(h)["n2"]["state"] == "IDLE"
+
+
+def test_jobs_avoid_a_drained_node(harness):
+    h = harness
+    h.as_user(ROOT)
+    r = h.client.post(
+        "/v1/nodes/update", json={"names": ["n1"], "state": "DRAIN", "reason": "bad fan"}
+    )
+    assert r.status_code == 200
+    jid = h.submit()["job_id"]
+    h.tick()
+    assert h.job(jid)["nodes"] == ["n2"]
+    n1 = nodes(h)["n1"]
+    assert (n1["flags"], n1["reason"], n1["reason_user"]) == (["DRAIN"], "bad fan", "root")
+
+
+def test_drain_needs_a_reason_and_resume_clears_it(harness):
+    h = harness
+    h.as_user(ROOT)
+    r = h.client.post("/v1/nodes/update", json={"names": ["n[1-2]"], "state": "DRAIN"})
+    assert r.status_code == 400 and "reason" in r.json()["detail"]
+    h.client.post(
+        "/v1/nodes/update", json={"names": ["n[1-2]"], "state": "DRAIN", "reason": "maint"}
+    )
+    assert all("DRAIN" in n["flags"] for n in nodes(h).values())
+    h.client.post("/v1/nodes/update", json={"names": ["n1"], "state": "RESUME"})
+    assert nodes(h)["n1"]["flags"] == [] and nodes(h)["n1"]["reason"] is None
+    r = h.client.post("/v1/nodes/update", json={"names": ["zz9"], "state": "RESUME"})
+    assert r.status_code in (400, 404) and r.json()["error"] == "Invalid node name specified"
