@@ -54,6 +54,7 @@ class SignalBody(BaseModel):
     kill_wait: int = 30
     message: str | None = None
     batch_only: bool = False
+    full: bool = False
 
 
 def get_state(request: Request) -> AgentState:

@@ -168,8 +168,14 @@ class AgentState:
             return "not running"
         if spec.signal is None:
             asyncio.create_task(job.proc.terminate_async(spec.kill_wait, spec.message))
+        elif spec.batch_only:
+            job.proc.signal(spec.signal, batch_only=True)
+        elif spec.full:
+            job.proc.signal(spec.signal)
         else:
-            job.proc.signal(spec.signal, batch_only=spec.batch_only)
+            # Slurm's default target is the job's steps, never the batch step;
+            # a job without srun steps (they come with srun) has nobody to signal.
+            return "no steps"
         return "ok"
 
     # ------------------------------------------------------- controller

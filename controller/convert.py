@@ -12,6 +12,18 @@ def split_list(text: str | None) -> list[str]:
     return [x for x in (text or "").split(",") if x]
 
 
+def add_flag(flags: str, flag: str) -> str:
+    """Comma-list of state flags with ``flag`` added once."""
+    items = split_list(flags)
+    if flag not in items:
+        items.append(flag)
+    return ",".join(items)
+
+
+def drop_flag(flags: str, flag: str) -> str:
+    return ",".join(f for f in split_list(flags) if f != flag)
+
+
 def allocs_of(row: JobRow) -> list[NodeAlloc]:
     return [NodeAlloc(**a) for a in json.loads(row.alloc or "[]")]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 
 from controller.auth import Caller, may_act_on
-from controller.convert import job_info, split_list
+from controller.convert import add_flag, drop_flag, job_info, split_list
 from controller.store.db import Database
 from controller.store.models import JobRow, MetaRow, StepRow
 from controller.submit import SubmitValidator
@@ -44,6 +44,7 @@ class AgentOrder:
     signal: int | None = None
     message: str | None = None
     batch_only: bool = False
+    full: bool = False
 
 
 @dataclass
@@ -235,6 +236,7 @@ class JobService:
                         row.restarts,
                         signal=req.signal,
                         batch_only=req.batch_only,
+                        full=req.full,
                     )
                 )
             out.results.append(CancelResult(row.id))
@@ -246,7 +248,7 @@ class JobService:
             out.results.append(CancelResult(row.id))
             return
         row.state, row.end_time = "CANCELLED", now
-        row.flags = _add_flag(row.flags, "COMPLETING")
+        row.flags = add_flag(row.flags, "COMPLETING")
         for node in split_list(row.nodes):
             out.orders.append(AgentOrder("terminate", row.id, node, row.restarts))
         out.results.append(CancelResult(row.id))
@@ -294,7 +296,7 @@ class JobService:
             else:
                 if row.exit_code in (None, 0):
                     row.exit_code = status
-            row.flags = _drop_flag(row.flags, "COMPLETING")
+            row.flags = drop_flag(row.flags, "COMPLETING")
         return True
 
     def running_on(self, node: str) -> list[JobRow]:
@@ -317,17 +319,6 @@ def _step_state(status: int, job_state: str, launch_failed: bool) -> str:
     if job_state in ("CANCELLED", "TIMEOUT"):
         return "CANCELLED"
     return "COMPLETED"
-
-
-def _add_flag(flags: str, flag: str) -> str:
-    items = split_list(flags)
-    if flag not in items:
-        items.append(flag)
-    return ",".join(items)
-
-
-def _drop_flag(flags: str, flag: str) -> str:
-    return ",".join(f for f in split_list(flags) if f != flag)
 
 
 def _cpus_on(row: JobRow, node: str) -> int:

@@ -28,8 +28,8 @@ from sqlalchemy import select
 
 from controller import snapshot
 from controller.agents import AgentAddress, AgentError
-from controller.convert import split_list
-from controller.jobs import AgentOrder, _add_flag
+from controller.convert import add_flag, drop_flag, split_list
+from controller.jobs import AgentOrder
 from controller.launch import build_launch
 from controller.store.models import JobRow, NodeRow, StepRow
 from slurmlite.protocol import LaunchSpec, SignalSpec
@@ -93,6 +93,10 @@ class SchedulerLoop:
         now = self.ctl.clock()
         delay = int(self.ctl.cfg.scheduler_parameters.get("requeue_delay", 120))
         with self.ctl.db.write() as s:
+            for row in s.scalars(select(JobRow).where(JobRow.flags.like("%COMPLETING%"))):
+                if row.batch_host in down:
+                    # nobody is left to report the end: release what the job held
+                    row.flags = drop_flag(row.flags, "COMPLETING")
             for row in s.scalars(select(JobRow).where(JobRow.state == "RUNNING")):
                 nodes = split_list(row.nodes)
                 if not set(nodes) & set(down):
@@ -118,7 +122,7 @@ class SchedulerLoop:
             )
             for row in s.scalars(q):
                 row.state, row.reason, row.end_time = "TIMEOUT", "TimeLimit", now
-                row.flags = _add_flag(row.flags, "COMPLETING")
+                row.flags = add_flag(row.flags, "COMPLETING")
                 stamp = fmt_timestamp(now)
                 for n in split_list(row.nodes):
                     msg = None
@@ -239,6 +243,7 @@ class SchedulerLoop:
             kill_wait=ctl.cfg.kill_wait,
             message=order.message,
             batch_only=order.batch_only,
+            full=order.full,
         )
         ctl.signer.signal(spec, [order.node], owner[0], owner[1], ctl.clock())
         try:

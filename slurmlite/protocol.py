@@ -357,7 +357,8 @@ class SignalSpec:
     signal: int | None  # None = terminate: SIGCONT, SIGTERM, KillWait, SIGKILL
     kill_wait: int = 30
     message: str | None = None  # written to the job's stderr first (timeouts)
-    batch_only: bool = False
+    batch_only: bool = False  # scancel -b: the batch shell only
+    full: bool = False  # scancel -f: the batch shell, its children and the steps
 
 
 _NESTED: dict[tuple[str, str], type] = {

@@ -220,3 +220,19 @@ def test_held_job_waits_until_released(harness):
 def test_exit_status_meanings():
     # the wait statuses the agent reports
     assert os.WEXITSTATUS(3 << 8) == 3 and os.WTERMSIG(9) == 9
+
+
+def test_completing_job_on_a_node_that_dies_releases_its_resources(harness):
+    h = harness
+    jid = h.submit(gres_per_node=2)["job_id"]
+    h.tick()
+    node = h.job(jid)["batch_host"]
+    h.client.post("/v1/jobs/cancel", json={"job_ids": [jid]})
+    assert h.job(jid)["flags"] == ["COMPLETING"]
+    other = "n2" if node == "n1" else "n1"
+    h.clock.advance(11)  # the job's node stays silent past SlurmdTimeout
+    h.ctl.nodes.heartbeat(other)
+    h.tick()
+    assert h.job(jid)["flags"] == []
+    usage = {n["name"]: n["alloc_gpus"] for n in h.client.get("/v1/nodes").json()["nodes"]}
+    assert usage[node] == []
