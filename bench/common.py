@@ -82,8 +82,8 @@ class Figure:
 
 
 def fmt(value: float) -> str:
-    """Three significant figures, thousands separated: 4.0, 112, 1,234."""
-    if value >= 100:
+    """About three significant figures, thousands separated: 4.25, 50, 112, 1,234."""
+    if value >= 100 or value == int(value):
         return f"{value:,.0f}"
     if value >= 10:
         return f"{value:.1f}"

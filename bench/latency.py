@@ -3,10 +3,10 @@
 The job script's first line writes the shell's clock to a file::
 
     #!/bin/bash
-    echo $EPOCHREALTIME > "$1"
+    echo $EPOCHREALTIME > "$SLURM_SUBMIT_DIR/stamp-$SLURM_JOB_ID"
 
-The benchmark reads ``time.time()`` just before it starts ``sbatch script
-FILE`` (the real console script, as a user would), waits for the file to
+The benchmark reads ``time.time()`` just before it starts ``sbatch
+stamp.sh`` (the real console script, as a user would), waits for the file to
 appear, and takes the difference: interpreter start and submission, the
 commit, the scheduler noticing, the signed launch request to the agent, the
 fork/exec of the batch shell.  Both clocks are the same machine's wall clock.
@@ -29,7 +29,7 @@ from pathlib import Path
 from bench.common import BIN, BenchCluster, Figure, bench_cluster, fmt, median, p90, wait_for
 from slurmlite.states import is_finished
 
-SCRIPT = '#!/bin/bash\necho $EPOCHREALTIME > "$1"\n'
+SCRIPT = '#!/bin/bash\necho $EPOCHREALTIME > "$SLURM_SUBMIT_DIR/stamp-$SLURM_JOB_ID"\n'
 
 
 def _stamp(path: Path) -> float | None:
@@ -43,15 +43,16 @@ def _stamp(path: Path) -> float | None:
         return None  # caught while the shell was writing it
 
 
-def one_job(cl: BenchCluster, script: Path, stamp: Path) -> tuple[float, int]:
+def one_job(cl: BenchCluster, script: Path) -> tuple[float, int]:
     """(milliseconds from launching sbatch to the job's first line, job id)."""
     started = time.time()
-    r = subprocess.run([str(BIN / "sbatch"), "--parsable", "-o", "/dev/null", str(script), str(stamp)],
+    r = subprocess.run([str(BIN / "sbatch"), "--parsable", "-o", "/dev/null", str(script)],
                        cwd=cl.work, env=cl.env, capture_output=True, text=True,
                        stdin=subprocess.DEVNULL, timeout=60)
     if r.returncode != 0:
         raise RuntimeError(f"sbatch failed (exit {r.returncode}): {r.stderr.strip()}")
     job_id = int(r.stdout.strip())
+    stamp = cl.work / f"stamp-{job_id}"
     wait_for(lambda: _stamp(stamp) is not None, 30, f"job {job_id}'s first line", every=0.001)
     ran = _stamp(stamp)
     assert ran is not None
@@ -67,8 +68,8 @@ def latency(quick: bool, log: Callable[[str], None]) -> list[Figure]:
         client = cl.client()
         times: list[float] = []
         try:
-            for i in range(jobs):
-                ms, job_id = one_job(cl, script, cl.work / f"stamp-{i}")
+            for _ in range(jobs):
+                ms, job_id = one_job(cl, script)
                 times.append(ms)
 
                 def done(job_id: int = job_id) -> bool:

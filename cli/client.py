@@ -58,7 +58,7 @@ class ControllerClient:
         try:
             cfg = load_config(conf_path)
         except (ConfigError, OSError) as e:
-            raise SlurmError(errors.SLURM_COMMUNICATIONS_CONNECTION_ERROR, str(e)) from None
+            raise SlurmError(errors.SLURMLITE_CONFIG_INVALID, str(e)) from None
         return cls(cfg, prog)
 
     # ------------------------------------------------------------ transport
@@ -165,6 +165,9 @@ class ControllerClient:
 
     def update_nodes(self, upd: NodeUpdate) -> None:
         self.request("POST", "/v1/nodes/update", to_dict(upd))
+
+    def reconfigure(self) -> list[str]:
+        return list(self.request("POST", "/v1/reconfigure")["warnings"])
 
     def whoami(self) -> tuple[int, str]:
         data = self.request("GET", "/v1/whoami")

@@ -162,7 +162,7 @@ class Session:
         try:
             getattr(self.client(), method)(*([list(args)] if args else []))
         except SlurmError as exc:
-            self.fail(f"slurm_{method} error: {exc}")
+            self.fail(f"slurm_{method} error: {exc.full}")
 
     def ping(self) -> None:
         try:

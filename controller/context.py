@@ -20,8 +20,10 @@ from controller.nodes import NodeService
 from controller.store.db import Database
 from controller.store.models import JobRow, NodeRow
 from controller.submit import SubmitValidator
-from slurmlite.config import Config
+from slurmlite import errors
+from slurmlite.config import Config, ConfigError, load_config
 from slurmlite.credential import NonceCache
+from slurmlite.errors import SlurmError
 from slurmlite.scheduler.registry import scheduler_for
 from slurmlite.scheduler.snapshot import Policy
 
@@ -51,6 +53,42 @@ class Controller:
         self.loop = SchedulerLoop(self)
         self._task: asyncio.Task[None] | None = None
         self.started = clock()
+
+    # restart-only keys: changing them needs a new slurmctld
+    FIXED = (
+        ("store_url", "SlurmliteStoreURL"),
+        ("socket_path", "SlurmliteSocket"),
+        ("slurmctld_port", "SlurmctldPort"),
+        ("control_host", "SlurmctldHost"),
+        ("state_save_location", "StateSaveLocation"),
+        ("key_file", "SlurmliteKeyFile"),
+    )
+
+    def reconfigure(self) -> list[str]:
+        """``scontrol reconfigure``: reread slurm.conf; running and pending jobs are kept.
+
+        Returns warnings (keys whose change needs a restart keep their old value).
+        A broken file changes nothing and raises ``SlurmError`` naming the line.
+        """
+        try:
+            new = load_config(self.cfg.path)
+        except (ConfigError, OSError) as e:
+            raise SlurmError(errors.SLURMLITE_CONFIG_INVALID, str(e)) from None
+        notes = list(new.warnings)
+        for attr, key in self.FIXED:
+            if getattr(new, attr) != getattr(self.cfg, attr):
+                notes.append(f"{key} changed: restart slurmctld to apply it")
+                setattr(new, attr, getattr(self.cfg, attr))
+        self.cfg = new
+        self.policy = Policy.from_config(new)
+        self.schedule_pass = scheduler_for(new.scheduler_type)
+        self.admins = AdminPolicy(new.slurm_user, new.admin_users)
+        self.nodes.cfg = new
+        self.validator.cfg, self.validator.policy = new, self.policy
+        self.jobs.min_job_age = new.min_job_age
+        self.nodes.sync_config()
+        self.loop.wake()
+        return notes
 
     def agent_address(self, node: str) -> AgentAddress | None:
         with self.db.read() as s:

@@ -115,6 +115,9 @@ ESLURM_AUTH_EXPIRED = 6001
 ESLURM_AUTH_UNABLE_TO_GENERATE_TOKEN = 6009
 ESLURM_DB_CONNECTION = 7000
 
+# slurmlite's own codes (no Slurm equivalent), above Slurm's ranges
+SLURMLITE_CONFIG_INVALID = 9001
+
 NOT_SUPPORTED_YET = ESLURM_NOT_SUPPORTED  # code used by :func:`not_supported`
 
 # --------------------------------------------------------------- the table
@@ -158,6 +161,7 @@ MESSAGES: dict[int, str] = {
     ESLURM_INVALID_NODE_STATE: "Invalid node state specified",
     ESLURM_INVALID_FEATURE: "Invalid feature specification",
     ESLURM_NOT_SUPPORTED: "Requested operation not supported on this system",
+    SLURMLITE_CONFIG_INVALID: "Invalid configuration file",
     ESLURM_DISABLED: "Requested operation is presently disabled",
     ESLURM_DEPENDENCY: "Job dependency problem",
     ESLURM_BATCH_ONLY: "Only batch jobs are accepted or processed",

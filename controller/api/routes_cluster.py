@@ -18,6 +18,7 @@ from controller.api.schemas import (
     NodeRegisterModel,
     NodeUpdateModel,
     PartitionList,
+    ReconfigureOut,
     WhoAmI,
 )
 from slurmlite import errors
@@ -62,6 +63,13 @@ def update_nodes(body: NodeUpdateModel, caller: UserCaller, ctl: Ctl) -> Ack:  #
     ctl.nodes.update(from_dict(NodeUpdate, body.model_dump()), caller.uid)  # type: ignore[attr-defined]
     ctl.loop.wake()
     return Ack(ok=True, changed=True)
+
+
+@user_router.post("/reconfigure", response_model=ReconfigureOut)
+def reconfigure(caller: UserCaller, ctl: Ctl) -> ReconfigureOut:
+    if not caller.admin:
+        raise SlurmError(errors.ESLURM_ACCESS_DENIED)
+    return ReconfigureOut(warnings=ctl.reconfigure())
 
 
 @node_router.post("/nodes/register", response_model=Ack)

@@ -124,6 +124,10 @@ class Ack(BaseModel):
     changed: bool = False
 
 
+class ReconfigureOut(BaseModel):
+    warnings: list[str]
+
+
 class Health(BaseModel):
     status: str
     cluster: str

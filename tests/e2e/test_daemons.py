@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -154,3 +155,25 @@ def test_real_gpus_are_split_among_the_local_nodes(tmp_path):
     finally:
         down(d)
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_scontrol_reconfigure_rereads_the_file_without_dropping_jobs(own):
+    c = own
+    jid = c.submit("--wrap 'sleep 3'", cwd=c.work)
+    wait_for(lambda: c.run(f"squeue -h -j {jid} -o %T").stdout.strip() == "RUNNING", what="running")
+    original = c.conf.read_text()
+    c.conf.write_text(original + "PartitionName=short Nodes=rs1 MaxTime=10 State=UP\n")
+    try:
+        r = c.run("scontrol reconfigure")
+        assert (r.returncode, r.stderr) == (0, "")
+        assert c.run("sinfo -o %P").stdout == "PARTITION\ndebug*\nshort\n"
+        assert c.run(f"squeue -h -j {jid} -o %T").stdout == "RUNNING\n"
+        c.conf.write_text(original + "PartitionName=broken Nodes=nosuchnode\n")
+        r = c.run("scontrol reconfigure")
+        assert r.returncode == 1
+        assert re.fullmatch(r"slurm_reconfigure error: Invalid configuration file: slurm\.conf:\d+: "
+                            r"partition 'broken' names unknown node 'nosuchnode'\n", r.stderr)
+    finally:
+        c.conf.write_text(original)
+        c.run("scontrol reconfigure")
+    assert c.wait_done(jid) == "COMPLETED"

@@ -1,0 +1,132 @@
+"""``python -m bench.run [--quick] [--only NAME[,NAME]]``: run the benchmarks, print a table.
+
+Benchmarks, cheapest first (``--only`` takes these names)::
+
+    startup     sbatch / squeue (empty) / sacct -j: whole-process times
+    latency     sbatch -> the job's first line, idle cluster
+    api         submissions per second, 16 keep-alive connections
+    throughput  1,000 true jobs end to end on 2 x 64 CPUs
+    queue       squeue with 1,000 and 10,000 pending jobs (fills the queue: the slow one)
+
+Each prints its figures as it goes, with how they were measured and what
+real Slurm 22.05 measured on this kind of machine; the summary table at the
+end has one row per figure: figure, slurmlite, Slurm 22.05 reference,
+target, met?.  ``--quick`` uses small counts and few repetitions (for the
+smoke test); its figures show that the benchmarks work, not how fast
+slurmlite is.  The exit status is 0 when every benchmark ran, whether or not
+the targets were met, and 1 when one failed (its error is printed and the
+others still run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import sys
+import time
+import traceback
+from collections.abc import Callable
+
+from bench.commands import queue, startup
+from bench.common import BIN, Figure
+from bench.latency import latency
+from bench.throughput import api, end_to_end
+
+Benchmark = Callable[[bool, Callable[[str], None]], list[Figure]]
+
+BENCHMARKS: dict[str, Benchmark] = {
+    "startup": startup,
+    "latency": latency,
+    "api": api,
+    "throughput": end_to_end,
+    "queue": queue,
+}
+
+# figure key -> the Slurm 22.05 column of the summary table
+REFERENCE = {
+    "squeue-empty": "4 ms",
+    "sbatch": "4 ms",
+    "sacct": "92 ms",
+    "latency": "1,800 ms",
+    "api": "~290/s (sequential sbatch)",
+    "throughput": "1.7 / 4.7 / ~23 jobs/s",
+    "squeue-1000": "10 ms",
+    "squeue-10000": "-",
+}
+
+
+def log(line: str) -> None:
+    print(line, flush=True)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.run", description="slurmlite benchmarks")
+    p.add_argument("--quick", action="store_true", help="small counts, few repetitions (smoke test)")
+    p.add_argument("--only", metavar="NAME[,NAME]", default="",
+                   help=f"run only these benchmarks: {', '.join(BENCHMARKS)}")
+    args = p.parse_args(argv)
+    names = [n for n in args.only.split(",") if n] or list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        p.error(f"unknown benchmark {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+    args.names = names
+    return args
+
+
+def real_slurm_note() -> str:
+    ours = str(BIN)
+    found = [p for p in (shutil.which("slurmctld", path="/usr/sbin:/usr/bin:/usr/local/sbin"),) if p]
+    found = [p for p in found if not p.startswith(ours)]
+    if found:
+        return (f"real Slurm found at {found[0]}, but this bench does not drive it yet: the Slurm 22.05 "
+                "column is what issue 3 quotes for real Slurm 22.05 on this kind of machine")
+    return ("no real Slurm is installed here: the Slurm 22.05 column is what issue 3 quotes for "
+            "real Slurm 22.05 measured on this kind of machine, not a measurement of this run")
+
+
+def table(figures: list[Figure]) -> list[str]:
+    head = ("figure", "slurmlite", "Slurm 22.05 reference", "target", "met?")
+    rows = [(f.label, f.value_text, REFERENCE.get(f.key, "-"), f.target_text, f.met) for f in figures]
+    widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "  ".join(c.rjust(w) if i in (1, 3) else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    rule = "  ".join("-" * w for w in widths)
+    return [line(head), rule, *(line(r) for r in rows)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    mode = "quick (small counts: not comparable with the targets)" if args.quick else "full"
+    log(f"slurmlite benchmarks, {mode}: {', '.join(args.names)}")
+    log(f"machine: {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, store SQLite")
+    log(real_slurm_note())
+    figures: list[Figure] = []
+    failed: list[str] = []
+    started = time.perf_counter()
+    for name in args.names:
+        log(f"\n== {name} ==")
+        t0 = time.perf_counter()
+        try:
+            figures += BENCHMARKS[name](args.quick, log)
+        except Exception as e:  # report, go on with the other benchmarks
+            failed.append(name)
+            log(f"{name}: FAILED: {e}")
+            traceback.print_exc()
+        log(f"  ({name} took {time.perf_counter() - t0:.1f} s)")
+    log(f"\n== summary ({time.perf_counter() - started:.0f} s in all) ==")
+    for row in table(figures):
+        log(row)
+    if failed:
+        log(f"failed: {', '.join(failed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
