@@ -43,29 +43,51 @@ HOW = "median of {n} runs of the console script (fresh process, subprocess, wall
 REF = "reference: Slurm 22.05 measured {} on this kind of machine"
 
 
-def time_command(cluster: BenchCluster, argv: list[str], runs: int,
-                 check: Callable[[str], bool] = lambda out: True) -> list[float]:
+def time_command(
+    cluster: BenchCluster,
+    argv: list[str],
+    runs: int,
+    check: Callable[[str], bool] = lambda out: True,
+) -> list[float]:
     """Milliseconds of ``runs`` whole-process runs of ``argv``, after one warm-up run."""
     exe = [str(BIN / argv[0]), *argv[1:]]
     times: list[float] = []
     for i in range(runs + 1):
         started = time.perf_counter()
-        r = subprocess.run(exe, cwd=cluster.work, env=cluster.env, capture_output=True, text=True,
-                           stdin=subprocess.DEVNULL, timeout=120)
+        r = subprocess.run(
+            exe,
+            cwd=cluster.work,
+            env=cluster.env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
         elapsed = (time.perf_counter() - started) * 1000
         if r.returncode != 0 or not check(r.stdout):
-            raise RuntimeError(f"{' '.join(argv)} failed (exit {r.returncode}): "
-                               f"{r.stderr.strip() or r.stdout[-300:]}")
+            raise RuntimeError(
+                f"{' '.join(argv)} failed (exit {r.returncode}): "
+                f"{r.stderr.strip() or r.stdout[-300:]}"
+            )
         if i:
             times.append(elapsed)
     return times
 
 
-def command_figure(key: str, label: str, times: list[float], target: float | None,
-                   reference: str) -> Figure:
-    return Figure(key=key, label=label, value=median(times), unit="ms", how=HOW.format(n=len(times)),
-                  reference=reference, target=target, detail=f"p90 {fmt(p90(times))} ms",
-                  stat="median")
+def command_figure(
+    key: str, label: str, times: list[float], target: float | None, reference: str
+) -> Figure:
+    return Figure(
+        key=key,
+        label=label,
+        value=median(times),
+        unit="ms",
+        how=HOW.format(n=len(times)),
+        reference=reference,
+        target=target,
+        detail=f"p90 {fmt(p90(times))} ms",
+        stat="median",
+    )
 
 
 def startup(quick: bool, log: Callable[[str], None]) -> list[Figure]:
@@ -73,8 +95,9 @@ def startup(quick: bool, log: Callable[[str], None]) -> list[Figure]:
     figures: list[Figure] = []
     with bench_cluster(log=log) as cl:
         times = time_command(cl, ["squeue"], runs, check=lambda out: len(out.splitlines()) == 1)
-        figures.append(command_figure("squeue-empty", "squeue, empty queue", times, 50,
-                                      REF.format("4 ms")))
+        figures.append(
+            command_figure("squeue-empty", "squeue, empty queue", times, 50, REF.format("4 ms"))
+        )
         log(figures[-1].describe())
 
         ids: list[int] = []
@@ -86,28 +109,46 @@ def startup(quick: bool, log: Callable[[str], None]) -> list[Figure]:
             return ok
 
         times = time_command(cl, ["sbatch", "--wrap", "true"], runs, check=submitted)
-        figures.append(command_figure("sbatch", "sbatch --wrap true", times, 50, REF.format("4 ms")))
+        figures.append(
+            command_figure("sbatch", "sbatch --wrap true", times, 50, REF.format("4 ms"))
+        )
         log(figures[-1].describe())
 
         first = ids[0]
         client = cl.client()
         try:
-            wait_for(lambda: [j.state for j in client.get_accounting(job_ids=[first])] == ["COMPLETED"],
-                     60, f"job {first} to complete")
+            wait_for(
+                lambda: [j.state for j in client.get_accounting(job_ids=[first])] == ["COMPLETED"],
+                60,
+                f"job {first} to complete",
+            )
         finally:
             client.close()
         # header, separator, the job and its .batch step
-        times = time_command(cl, ["sacct", "-j", str(first)], runs,
-                             check=lambda out: len(out.splitlines()) == 4 and str(first) in out)
-        figures.append(command_figure("sacct", "sacct -j ID", times, 50,
-                                      REF.format("92 ms (through slurmdbd and MariaDB)")))
+        times = time_command(
+            cl,
+            ["sacct", "-j", str(first)],
+            runs,
+            check=lambda out: len(out.splitlines()) == 4 and str(first) in out,
+        )
+        figures.append(
+            command_figure(
+                "sacct",
+                "sacct -j ID",
+                times,
+                50,
+                REF.format("92 ms (through slurmdbd and MariaDB)"),
+            )
+        )
         log(figures[-1].describe())
     return figures
 
 
 # pending count -> (target ms, Slurm 22.05 reference)
-QUEUE_TARGETS = {1000: (60.0, REF.format("10 ms")),
-                 10000: (100.0, "reference: no Slurm 22.05 figure quoted for 10,000 pending")}
+QUEUE_TARGETS = {
+    1000: (60.0, REF.format("10 ms")),
+    10000: (100.0, "reference: no Slurm 22.05 figure quoted for 10,000 pending"),
+}
 
 
 def queue(quick: bool, log: Callable[[str], None]) -> list[Figure]:
@@ -119,14 +160,18 @@ def queue(quick: bool, log: Callable[[str], None]) -> list[Figure]:
         have = 0
         for count in counts:
             ids, secs = submit_many(cl, held, count - have)
-            log(f"  (filled the queue from {have:,} to {count:,} held jobs in {secs:.1f} s: "
-                f"{len(ids) / secs:,.0f} submissions/s over 16 connections)")
+            log(
+                f"  (filled the queue from {have:,} to {count:,} held jobs in {secs:.1f} s: "
+                f"{len(ids) / secs:,.0f} submissions/s over 16 connections)"
+            )
             have = count
             # a header line and one line per pending job
-            times = time_command(cl, ["squeue"], runs,
-                                 check=lambda out, n=count: len(out.splitlines()) == n + 1)
+            times = time_command(
+                cl, ["squeue"], runs, check=lambda out, n=count: len(out.splitlines()) == n + 1
+            )
             target, ref = QUEUE_TARGETS.get(count, (None, "reference: none (quick mode count)"))
-            figures.append(command_figure(f"squeue-{count}", f"squeue, {count:,} pending", times,
-                                          target, ref))
+            figures.append(
+                command_figure(f"squeue-{count}", f"squeue, {count:,} pending", times, target, ref)
+            )
             log(figures[-1].describe())
     return figures

@@ -10,7 +10,10 @@ in the figure's direction (times: lower is better; rates: higher)::
 :class:`BenchCluster` is ``slurmlite cluster up --dir <tmpdir>`` through
 ``cli.localcluster`` with node names of its own (``bnode[1-2]``), so a
 benchmark never meets a test cluster; leaving the ``with`` block always runs
-``down()`` and removes the directory, even after an error or Ctrl-C.
+``down()`` and removes the directory, even after an error or Ctrl-C.  The
+commands it runs cache their compiled modules (``PYTHONPYCACHEPREFIX`` in
+the temp dir, ``PYTHONDONTWRITEBYTECODE`` dropped) as an installed package's
+would, so a figure never includes compiling the sources.
 
 :func:`submit_many` is the burst used to fill queues and to measure the
 API: ``threads`` threads, each with its own keep-alive ``ControllerClient``
@@ -60,8 +63,10 @@ class Figure:
         """Two lines: the figure beside its target and reference, then how it was measured."""
         stat = f"{self.stat} " if self.stat else ""
         detail = f" ({self.detail})" if self.detail else ""
-        return (f"{self.label}: {stat}{self.value_text}{detail} | target {self.target_text} | "
-                f"{self.reference}\n  how: {self.how}")
+        return (
+            f"{self.label}: {stat}{self.value_text}{detail} | target {self.target_text} | "
+            f"{self.reference}\n  how: {self.how}"
+        )
 
     @property
     def met(self) -> str:
@@ -82,8 +87,8 @@ class Figure:
 
 
 def fmt(value: float) -> str:
-    """About three significant figures, thousands separated: 4.25, 50, 112, 1,234."""
-    if value >= 100 or value == int(value):
+    """Short and readable: 4.25, 50, 89.3, 112.4, 1,234."""
+    if value >= 1000 or value == int(value):
         return f"{value:,.0f}"
     if value >= 10:
         return f"{value:.1f}"
@@ -125,29 +130,45 @@ class BenchCluster:
 
     def request(self, *sbatch_args: str) -> JobSubmit:
         """The request ``sbatch ARGS`` would send, built by sbatch's own code."""
-        cmd = build_submit(list(sbatch_args), self.env, str(self.work), lambda: b"",
-                           socket.gethostname(), "bench")
+        cmd = build_submit(
+            list(sbatch_args), self.env, str(self.work), lambda: b"", socket.gethostname(), "bench"
+        )
         assert cmd.submit is not None
         return cmd.submit
 
 
 @contextmanager
-def bench_cluster(cpus_per_node: int = 4, log: Callable[[str], None] = print) -> Iterator[BenchCluster]:
+def bench_cluster(
+    cpus_per_node: int = 4, log: Callable[[str], None] = print
+) -> Iterator[BenchCluster]:
     """Start a 2-node cluster in a fresh temp dir; always stop it and remove the dir."""
     base = Path(tempfile.mkdtemp(prefix="slurmlite-bench-"))
     os.chmod(base, 0o755)
-    spec = ClusterSpec(directory=base / "cluster", nodelist=NODELIST, cpus_per_node=cpus_per_node,
-                       cluster_name="bench")
+    spec = ClusterSpec(
+        directory=base / "cluster",
+        nodelist=NODELIST,
+        cpus_per_node=cpus_per_node,
+        cluster_name="bench",
+    )
     work = base / "work"
     work.mkdir(mode=0o777)
     try:
         started = time.perf_counter()
         up(spec, timeout=60)
-        log(f"  (cluster up in {spec.directory}: {NODELIST}, {cpus_per_node} CPUs per node, "
-            f"{time.perf_counter() - started:.1f} s)")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_", "SQUEUE_", "SACCT_"))}
+        log(
+            f"  (cluster up in {spec.directory}: {NODELIST}, {cpus_per_node} CPUs per node, "
+            f"{time.perf_counter() - started:.1f} s)"
+        )
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("SLURM_", "SBATCH_", "SQUEUE_", "SACCT_"))
+        }
         env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '/usr/bin:/bin')}"
         env["SLURM_CONF"] = str(spec.conf)
+        # as after a pip install: compiled modules cached (here, outside the source tree)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
         yield BenchCluster(spec.directory, spec.conf, work, env)
     finally:
         started = time.perf_counter()
@@ -156,7 +177,9 @@ def bench_cluster(cpus_per_node: int = 4, log: Callable[[str], None] = print) ->
         shutil.rmtree(base, ignore_errors=True)
 
 
-def submit_many(cluster: BenchCluster, req: JobSubmit, count: int, threads: int = 16) -> tuple[list[int], float]:
+def submit_many(
+    cluster: BenchCluster, req: JobSubmit, count: int, threads: int = 16
+) -> tuple[list[int], float]:
     """Submit ``count`` copies of ``req`` over ``threads`` connections; (ids, seconds).
 
     Thread ``i`` sends ``count // threads`` requests, plus one if ``i`` is below

@@ -63,9 +63,15 @@ def log(line: str) -> None:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.run", description="slurmlite benchmarks")
-    p.add_argument("--quick", action="store_true", help="small counts, few repetitions (smoke test)")
-    p.add_argument("--only", metavar="NAME[,NAME]", default="",
-                   help=f"run only these benchmarks: {', '.join(BENCHMARKS)}")
+    p.add_argument(
+        "--quick", action="store_true", help="small counts, few repetitions (smoke test)"
+    )
+    p.add_argument(
+        "--only",
+        metavar="NAME[,NAME]",
+        default="",
+        help=f"run only these benchmarks: {', '.join(BENCHMARKS)}",
+    )
     args = p.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or list(BENCHMARKS)
     unknown = [n for n in names if n not in BENCHMARKS]
@@ -77,23 +83,33 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 def real_slurm_note() -> str:
     ours = str(BIN)
-    found = [p for p in (shutil.which("slurmctld", path="/usr/sbin:/usr/bin:/usr/local/sbin"),) if p]
+    found = [
+        p for p in (shutil.which("slurmctld", path="/usr/sbin:/usr/bin:/usr/local/sbin"),) if p
+    ]
     found = [p for p in found if not p.startswith(ours)]
     if found:
-        return (f"real Slurm found at {found[0]}, but this bench does not drive it yet: the Slurm 22.05 "
-                "column is what issue 3 quotes for real Slurm 22.05 on this kind of machine")
-    return ("no real Slurm is installed here: the Slurm 22.05 column is what issue 3 quotes for "
-            "real Slurm 22.05 measured on this kind of machine, not a measurement of this run")
+        return (
+            f"real Slurm found at {found[0]}, but this bench does not drive it yet: the Slurm 22.05 "
+            "column is what issue 3 quotes for real Slurm 22.05 on this kind of machine"
+        )
+    return (
+        "no real Slurm is installed here: the Slurm 22.05 column is what issue 3 quotes for "
+        "real Slurm 22.05 measured on this kind of machine, not a measurement of this run"
+    )
 
 
 def table(figures: list[Figure]) -> list[str]:
     head = ("figure", "slurmlite", "Slurm 22.05 reference", "target", "met?")
-    rows = [(f.label, f.value_text, REFERENCE.get(f.key, "-"), f.target_text, f.met) for f in figures]
+    rows = [
+        (f.label, f.value_text, REFERENCE.get(f.key, "-"), f.target_text, f.met) for f in figures
+    ]
     widths = [max(len(r[i]) for r in (head, *rows)) for i in range(len(head))]
 
     def line(cells: tuple[str, ...]) -> str:
-        return "  ".join(c.rjust(w) if i in (1, 3) else c.ljust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+        return "  ".join(
+            c.rjust(w) if i in (1, 3) else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
 
     rule = "  ".join("-" * w for w in widths)
     return [line(head), rule, *(line(r) for r in rows)]
@@ -103,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     mode = "quick (small counts: not comparable with the targets)" if args.quick else "full"
     log(f"slurmlite benchmarks, {mode}: {', '.join(args.names)}")
-    log(f"machine: {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
-        f"Python {platform.python_version()}, store SQLite")
+    log(
+        f"machine: {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, store SQLite"
+    )
     log(real_slurm_note())
     figures: list[Figure] = []
     failed: list[str] = []

@@ -38,7 +38,9 @@ def _all_finished(client, last_id: int) -> Callable[[], bool]:  # type: ignore[n
         nonlocal seen_last
         if not seen_last:
             jobs = client.get_jobs(job_ids=[last_id], all_states=True)
-            seen_last = bool(jobs) and is_finished(jobs[0].state) and "COMPLETING" not in jobs[0].flags
+            seen_last = (
+                bool(jobs) and is_finished(jobs[0].state) and "COMPLETING" not in jobs[0].flags
+            )
             return False
         return not client.get_jobs()
 
@@ -65,10 +67,14 @@ def end_to_end(quick: bool, log: Callable[[str], None]) -> list[Figure]:
         label=f"end to end, {count:,} true jobs on 2 x 64 CPUs",
         value=count / elapsed,
         unit="jobs/s",
-        how=(f"{count:,} jobs submitted in one burst over 16 API connections, clock from the burst "
-             "until the API showed all finished; all COMPLETED"),
-        reference=("reference: Slurm 22.05 measured 1.7 jobs/s (default), 4.7 with "
-                   "batch_sched_delay=0, ~23 at best, on this kind of machine"),
+        how=(
+            f"{count:,} jobs submitted in one burst over 16 API connections, clock from the burst "
+            "until the API showed all finished; all COMPLETED"
+        ),
+        reference=(
+            "reference: Slurm 22.05 measured 1.7 jobs/s (default), 4.7 with "
+            "batch_sched_delay=0, ~23 at best, on this kind of machine"
+        ),
         target=200,
         higher_is_better=True,
         detail=f"{elapsed:.1f} s in all; the burst itself took {submit_secs:.1f} s",
@@ -88,14 +94,18 @@ def api(quick: bool, log: Callable[[str], None]) -> list[Figure]:
         finally:
             client.close()
     if pending != count or len(set(ids)) != count:
-        raise RuntimeError(f"expected {count} distinct pending jobs, found {pending} ({len(set(ids))} ids)")
+        raise RuntimeError(
+            f"expected {count} distinct pending jobs, found {pending} ({len(set(ids))} ids)"
+        )
     figure = Figure(
         key="api",
         label="API submissions, 16 keep-alive connections, SQLite",
         value=count / secs,
         unit="submissions/s",
-        how=(f"{count:,} held submissions (one commit each) shared by 16 threads, each with its own "
-             "ControllerClient over the Unix socket; wall clock from first request to last answer"),
+        how=(
+            f"{count:,} held submissions (one commit each) shared by 16 threads, each with its own "
+            "ControllerClient over the Unix socket; wall clock from first request to last answer"
+        ),
         reference="reference: Slurm 22.05 measured ~290 sequential sbatch/s on this kind of machine",
         target=2000,
         higher_is_better=True,
