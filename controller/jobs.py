@@ -88,7 +88,8 @@ class JobService:
         return job_id, None
 
     def _next_id(self, s) -> int:  # type: ignore[no-untyped-def]
-        meta = s.get(MetaRow, "next_job_id")
+        # FOR UPDATE: concurrent submitters on PostgreSQL wait here (a no-op on SQLite)
+        meta = s.get(MetaRow, "next_job_id", with_for_update=True)
         if meta is None:
             last = s.scalar(select(JobRow.id).order_by(JobRow.id.desc()).limit(1)) or 0
             meta = MetaRow(key="next_job_id", value=str(last + 1))

@@ -83,6 +83,14 @@ def main(foreground: bool, conf_file: str | None, verbose: int) -> None:
     except OSError as e:
         click.echo(f"slurmctld: error: cannot listen: {e}", err=True)
         sys.exit(1)
+    try:
+        # open (and migrate) the store now, so a bad URL is reported here, not in a log
+        from controller.store.db import Database
+
+        Database(cfg.store_url).close()
+    except Exception as e:  # any driver error: say what and where, in one line
+        click.echo(f"slurmctld: error: cannot open the job store {cfg.store_url}: {e}", err=True)
+        sys.exit(1)
     if not foreground:
         detach(cfg.slurmctld_logfile)
     logging.basicConfig(

@@ -1,4 +1,4 @@
-"""Opening the job store: engine, SQLite pragmas, sessions.
+"""Opening the job store: engine, SQLite pragmas, migrations, sessions.
 
 SQLite is the embedded default.  It runs in WAL mode (readers never block the
 writer) with ``synchronous=NORMAL`` — in WAL mode a commit is still durable
@@ -7,8 +7,19 @@ lost" needs; only a power cut could lose the last transactions.  Writers in
 this process are serialised by one lock, so SQLite never answers "database is
 locked" to our own threads; ``busy_timeout`` covers other processes.
 
-PostgreSQL is reached by URL (``SlurmliteStoreURL=postgresql+psycopg://...``)
-through the same code.
+PostgreSQL is reached by URL through the same code, with psycopg 3::
+
+    SlurmliteStoreURL=postgresql+psycopg://slurm@/slurmlite?host=/run/postgresql
+    SlurmliteStoreURL=postgresql+psycopg://slurm:secret@db.example:5432/slurmlite
+
+(``postgresql://`` and ``postgres://`` mean the same driver.)  The write lock
+is kept there too: one writer at a time in this process, and the few rows
+several writers could contend for (the job-id counter) are read with
+``SELECT ... FOR UPDATE``, which PostgreSQL honours across processes and
+SQLite's dialect leaves out (its writers are serialised already).
+
+Opening a ``Database`` migrates the schema to the newest revision
+(``migrate.upgrade``); the tables are never created any other way.
 """
 
 from __future__ import annotations
@@ -19,9 +30,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from controller.store.models import Base
+from controller.store.migrate import upgrade
+
+# Driver names that mean "PostgreSQL through psycopg 3", the one we install.
+_POSTGRES_ALIASES = ("postgresql", "postgres", "postgresql+psycopg")
 
 
 def make_engine(url: str) -> Engine:
@@ -40,16 +55,23 @@ def make_engine(url: str) -> Engine:
             cur.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    parsed = make_url(url)
+    if parsed.drivername in _POSTGRES_ALIASES:
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return create_engine(parsed, pool_pre_ping=True)
 
 
 class Database:
-    """Engine + session factory + the write lock."""
+    """Engine + session factory + the write lock; the schema is migrated on open."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
-        Base.metadata.create_all(self.engine)
+        try:
+            upgrade(self.engine)
+        except BaseException:
+            self.engine.dispose()
+            raise
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._write_lock = threading.RLock()
 

@@ -12,11 +12,29 @@ Four tables hold everything the controller must not forget:
 
 A submission is acknowledged only after its row is committed, so a killed
 controller loses nothing it answered for.
+
+The same tables serve SQLite and PostgreSQL, so the column types are chosen
+for the stricter of the two:
+
+* ``Text`` for anything a user or an agent supplies (names, accounts, paths,
+  constraints, host names): PostgreSQL refuses a value longer than a
+  ``VARCHAR(n)`` where SQLite silently stores it; ``String(n)`` is kept only
+  for short values the controller writes itself (states, flags, keys);
+* ``BigInteger`` for uids/gids (up to 2**32 - 2) and priorities
+  (priority/basic starts at 4294901759, past a 32-bit ``INTEGER``);
+* ``Float`` is double precision on both, enough for epoch seconds;
+* ``Boolean`` is ``BOOLEAN`` on PostgreSQL and 0/1 on SQLite; queries compare
+  with ``.is_(True)`` so the SQL is valid on both.
+
+These classes are the schema's *description*; the schema itself is made by
+the Alembic revisions in ``migrations/versions`` (``migrate.py``).  Changing
+a column here means adding a revision: ``tests/api/test_store.py`` fails
+while the migrated schema and these classes differ.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Boolean, Float, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, Float, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -28,19 +46,19 @@ class JobRow(Base):
     __tablename__ = "jobs"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    name: Mapped[str] = mapped_column(String(256))
-    uid: Mapped[int] = mapped_column(Integer, index=True)
-    gid: Mapped[int] = mapped_column(Integer)
-    user: Mapped[str] = mapped_column(String(64))
-    group: Mapped[str] = mapped_column(String(64))
-    account: Mapped[str] = mapped_column(String(64))
-    qos: Mapped[str] = mapped_column(String(64))
-    partition: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(Text)
+    uid: Mapped[int] = mapped_column(BigInteger, index=True)
+    gid: Mapped[int] = mapped_column(BigInteger)
+    user: Mapped[str] = mapped_column(Text)
+    group: Mapped[str] = mapped_column(Text)
+    account: Mapped[str] = mapped_column(Text)
+    qos: Mapped[str] = mapped_column(Text)
+    partition: Mapped[str] = mapped_column(Text)
     state: Mapped[str] = mapped_column(String(16), index=True)
     flags: Mapped[str] = mapped_column(String(128), default="")
-    reason: Mapped[str] = mapped_column(String(64), default="None")
+    reason: Mapped[str] = mapped_column(Text, default="None")
     state_desc: Mapped[str | None] = mapped_column(Text, nullable=True)
-    priority: Mapped[int] = mapped_column(Integer, default=1)
+    priority: Mapped[int] = mapped_column(BigInteger, default=1)
     nice: Mapped[int] = mapped_column(Integer, default=0)
     hold: Mapped[str | None] = mapped_column(String(32), nullable=True)
     submit_time: Mapped[float] = mapped_column(Float)
@@ -59,35 +77,35 @@ class JobRow(Base):
     mem_per_gpu: Mapped[int | None] = mapped_column(Integer, nullable=True)
     gpus_per_node: Mapped[int] = mapped_column(Integer, default=0)
     gpus_total: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    gpu_type: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    tres_per_node: Mapped[str | None] = mapped_column(String(128), nullable=True)
-    tres_per_job: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    gpu_type: Mapped[str | None] = mapped_column(Text, nullable=True)
+    tres_per_node: Mapped[str | None] = mapped_column(Text, nullable=True)
+    tres_per_job: Mapped[str | None] = mapped_column(Text, nullable=True)
     nodes: Mapped[str] = mapped_column(Text, default="")  # comma list, config order
     alloc: Mapped[str] = mapped_column(Text, default="[]")  # JSON list of NodeAlloc
-    layout: Mapped[str] = mapped_column(String(256), default="")  # tasks per node, comma list
-    batch_host: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    layout: Mapped[str] = mapped_column(Text, default="")  # tasks per node, comma list
+    batch_host: Mapped[str | None] = mapped_column(Text, nullable=True)
     exit_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     derived_exit_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     restarts: Mapped[int] = mapped_column(Integer, default=0)
     work_dir: Mapped[str] = mapped_column(Text)
     submit_dir: Mapped[str] = mapped_column(Text)
-    submit_host: Mapped[str] = mapped_column(String(256))
+    submit_host: Mapped[str] = mapped_column(Text)
     command: Mapped[str | None] = mapped_column(Text, nullable=True)
     std_out: Mapped[str | None] = mapped_column(Text, nullable=True)
     std_err: Mapped[str | None] = mapped_column(Text, nullable=True)
     std_in: Mapped[str | None] = mapped_column(Text, nullable=True)
-    open_mode: Mapped[str] = mapped_column(String(16), default="truncate")
+    open_mode: Mapped[str] = mapped_column(Text, default="truncate")
     comment: Mapped[str | None] = mapped_column(Text, nullable=True)
     req_nodes: Mapped[str] = mapped_column(Text, default="")
     exc_nodes: Mapped[str] = mapped_column(Text, default="")
     exclusive: Mapped[bool] = mapped_column(Boolean, default=False)
-    constraint: Mapped[str | None] = mapped_column(String(256), nullable=True)
-    cancelled_by: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    constraint: Mapped[str | None] = mapped_column(Text, nullable=True)
+    cancelled_by: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     requeue: Mapped[bool] = mapped_column(Boolean, default=True)
     script: Mapped[str] = mapped_column(Text)
     environment: Mapped[str] = mapped_column(Text, default="{}")  # JSON
     echo_env: Mapped[str] = mapped_column(Text, default="{}")  # JSON
-    export: Mapped[str] = mapped_column(String(256), default="ALL")
+    export: Mapped[str] = mapped_column(Text, default="ALL")
     last_sched_eval: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
@@ -96,7 +114,7 @@ class StepRow(Base):
 
     job_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     step_id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    name: Mapped[str] = mapped_column(String(256))
+    name: Mapped[str] = mapped_column(Text)
     state: Mapped[str] = mapped_column(String(16))
     exit_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     start_time: Mapped[float | None] = mapped_column(Float, nullable=True)
@@ -110,14 +128,14 @@ class StepRow(Base):
 class NodeRow(Base):
     __tablename__ = "nodes"
 
-    name: Mapped[str] = mapped_column(String(64), primary_key=True)
-    addr: Mapped[str] = mapped_column(String(256))
-    hostname: Mapped[str] = mapped_column(String(256))
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    addr: Mapped[str] = mapped_column(Text)
+    hostname: Mapped[str] = mapped_column(Text)
     port: Mapped[int] = mapped_column(Integer)
     cpus: Mapped[int] = mapped_column(Integer)
     real_memory: Mapped[int] = mapped_column(Integer)
     gpus: Mapped[int] = mapped_column(Integer, default=0)
-    gpu_type: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    gpu_type: Mapped[str | None] = mapped_column(Text, nullable=True)
     features: Mapped[str] = mapped_column(Text, default="")
     weight: Mapped[int] = mapped_column(Integer, default=1)
     dynamic: Mapped[bool] = mapped_column(Boolean, default=False)
@@ -127,14 +145,14 @@ class NodeRow(Base):
     drain: Mapped[bool] = mapped_column(Boolean, default=False)
     invalid: Mapped[bool] = mapped_column(Boolean, default=False)
     reason: Mapped[str | None] = mapped_column(Text, nullable=True)
-    reason_uid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    reason_uid: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     reason_time: Mapped[float | None] = mapped_column(Float, nullable=True)
     boot_time: Mapped[float | None] = mapped_column(Float, nullable=True)
     slurmd_start_time: Mapped[float | None] = mapped_column(Float, nullable=True)
     last_busy_time: Mapped[float | None] = mapped_column(Float, nullable=True)
-    version: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    arch: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    os: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    version: Mapped[str | None] = mapped_column(Text, nullable=True)
+    arch: Mapped[str | None] = mapped_column(Text, nullable=True)
+    os: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class MetaRow(Base):

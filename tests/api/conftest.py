@@ -1,9 +1,17 @@
-"""API tests: the controller app built by its factory, a temporary SQLite store,
-a fake clock, a recording agent client, and the user dependency overridden."""
+"""API tests: the controller app built by its factory, a temporary store, a fake
+clock, a recording agent client, and the user dependency overridden.
+
+Every test that uses ``harness`` (or ``store_url``) runs twice: on a SQLite
+file in its temporary directory, and on a fresh database of a throwaway
+PostgreSQL server (``tests/pg.py``) started once per session.  Without the
+PostgreSQL binaries the ``[postgresql]`` runs are skipped, unless
+``SLURMLITE_REQUIRE_PG=1`` (set by ``.ci/run``) makes that an error."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
@@ -14,9 +22,11 @@ from controller.api.deps import get_user
 from controller.app import create_app
 from controller.auth import Caller
 from controller.context import Controller
+from controller.store.db import Database
 from slurmlite.clock import FakeClock
 from slurmlite.config import parse_config
 from slurmlite.protocol import NodeRegister
+from tests.pg import PgServer, find_bindir
 
 KEY = b"t" * 64
 ALICE = Caller(uid=1001, gid=1001, user="alice")
@@ -94,12 +104,43 @@ def register(ctl: Controller, name: str, gpus: int = 2) -> None:
     )
 
 
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    bindir = find_bindir()
+    if bindir is None:
+        why = (
+            "PostgreSQL server binaries (initdb, pg_ctl) not found; install the postgresql package"
+        )
+        if os.environ.get("SLURMLITE_REQUIRE_PG") == "1":
+            pytest.fail(why + " (SLURMLITE_REQUIRE_PG=1)")
+        pytest.skip(why)
+    server = PgServer.start(bindir)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path) -> Iterator[str]:
+    """An empty store: a SQLite file where the config would put it, or a new PG database."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path}/state/slurmlite.db"
+        return
+    server: PgServer = request.getfixturevalue("pg_server")
+    name, url = server.create_database()
+    try:
+        yield url
+    finally:
+        server.drop_database(name)
+
+
 @pytest.fixture
-def harness(tmp_path):
+def harness(tmp_path, store_url):
     cfg = parse_config(CONF.format(dir=tmp_path), path=str(tmp_path / "slurm.conf"))
     clock = FakeClock(1_800_000_000.0)
     agents = RecordingAgentClient()
-    ctl = Controller(cfg, KEY, agents=agents, clock=clock)
+    ctl = Controller(cfg, KEY, db=Database(store_url), agents=agents, clock=clock)
     app = create_app(ctl, run_loop=False)
     h = Harness(ctl=ctl, clock=clock, agents=agents, client=TestClient(app))
     app.dependency_overrides[get_user] = lambda: h.who[0]

@@ -82,6 +82,14 @@ class FakeClient:
         ]
         self.updates: list[NodeUpdate] = []
         self.update_error: SlurmError | None = None
+        self.reconfigured = 0
+        self.reconfigure_error: SlurmError | None = None
+
+    def reconfigure(self) -> list[str]:
+        if self.reconfigure_error:
+            raise self.reconfigure_error
+        self.reconfigured += 1
+        return []
 
     def get_jobs(self, **kw: object) -> list[JobInfo]:
         return self.jobs
@@ -267,12 +275,18 @@ def test_node_update_refusals(fake, capsys):
         (["release", "54"], "release"),
         (["requeue", "50"], "requeue"),
         (["update", "jobid=51", "TimeLimit=30"], "update"),
-        (["reconfigure"], "reconfigure"),
         (["suspend", "50"], "suspend"),
     ],
 )
 def test_job_changes_are_not_supported_yet(fake, capsys, argv, verb):
     assert run(capsys, argv) == ("", f"scontrol: error: {verb} is not supported yet\n", 1)
+
+
+def test_reconfigure_asks_the_controller_and_reports_refusals(fake, capsys):
+    assert run(capsys, ["reconfigure"]) == ("", "", 0)
+    assert fake.reconfigured == 1
+    fake.reconfigure_error = SlurmError(ESLURM_ACCESS_DENIED)
+    assert run(capsys, ["reconfigure"]) == ("", "slurm_reconfigure error: Access/permission denied\n", 1)
 
 
 def test_interactive_mode_reads_commands_until_exit(fake, capsys, monkeypatch):
