@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlalchemy import select
+from sqlalchemy.orm import defer
 
 from controller.auth import Caller, may_act_on
 from controller.convert import add_flag, drop_flag, job_info, split_list
@@ -116,7 +117,16 @@ class JobService:
     ) -> list[JobInfo]:
         now = self.clock()
         with self.db.read() as s:
-            q = select(JobRow)
+            # scripts and environments are never shown: leave them in the store
+            q = select(JobRow).options(defer(JobRow.script), defer(JobRow.environment))
+            if not accounting:
+                # the controller's view: live jobs, and finished ones for MinJobAge seconds
+                # (indexed; a long history does not slow squeue down)
+                q = q.where(
+                    JobRow.state.in_(LIVE_STATES)
+                    | (JobRow.flags == "COMPLETING")
+                    | (JobRow.end_time >= now - self.min_job_age)
+                )
             if job_ids:
                 q = q.where(JobRow.id.in_(job_ids))
             if users:
@@ -304,6 +314,9 @@ class JobService:
         with self.db.read() as s:
             q = select(JobRow).where(JobRow.state == "RUNNING")
             return [r for r in s.scalars(q) if node in split_list(r.nodes)]
+
+
+LIVE_STATES = ("PENDING", "RUNNING", "SUSPENDED")
 
 
 def message_of(code: int) -> str:

@@ -5,7 +5,8 @@ a completion, a node registering — ``wake()``) and at least every
 ``TICK`` seconds.  A tick, in order:
 
 1. liveness: nodes silent for ``SlurmdTimeout`` go DOWN; their running jobs
-   are requeued (batch jobs that allow it) or end in NODE_FAIL;
+   are requeued (batch jobs that allow it) or end in NODE_FAIL; so are jobs
+   their batch host stopped listing (``controller.reconcile``);
 2. time limits: running jobs past their end time become TIMEOUT+COMPLETING
    and their nodes are told to terminate them (SIGTERM, ``KillWait``,
    SIGKILL), with Slurm's "DUE TO TIME LIMIT" line in the job's output;
@@ -24,14 +25,16 @@ import json
 import logging
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from controller import snapshot
 from controller.agents import AgentAddress, AgentError
 from controller.convert import add_flag, drop_flag, split_list
 from controller.jobs import AgentOrder
 from controller.launch import build_launch
+from controller.reconcile import lost_nodes, vanished_here
 from controller.store.models import JobRow, NodeRow, StepRow
+from slurmlite.hostlist import compress_sorted
 from slurmlite.protocol import LaunchSpec, SignalSpec
 from slurmlite.scheduler.snapshot import Plan
 from slurmlite.timefmt import fmt_timestamp
@@ -87,25 +90,28 @@ class SchedulerLoop:
 
     def _liveness(self) -> list[AgentOrder]:
         down = self.ctl.nodes.check_liveness()
-        orders: list[AgentOrder] = []
-        if not down:
-            return orders
         now = self.ctl.clock()
+        vanished = self.ctl.nodes.reconcile.due(now)  # jobs their node no longer lists
+        orders = [
+            AgentOrder("terminate", v.job_id, v.node, v.restarts)
+            for v in self.ctl.nodes.reconcile.take_strays()
+        ]
+        if not down and not vanished:
+            return orders
         delay = int(self.ctl.cfg.scheduler_parameters.get("requeue_delay", 120))
         with self.ctl.db.write() as s:
             for row in s.scalars(select(JobRow).where(JobRow.flags.like("%COMPLETING%"))):
-                if row.batch_host in down:
+                if row.batch_host in down or vanished_here(row, vanished):
                     # nobody is left to report the end: release what the job held
                     row.flags = drop_flag(row.flags, "COMPLETING")
             for row in s.scalars(select(JobRow).where(JobRow.state == "RUNNING")):
                 nodes = split_list(row.nodes)
-                if not set(nodes) & set(down):
+                lost = lost_nodes(row, down, vanished)
+                if not lost:
                     continue
-                log.warning(
-                    "event=node_fail job=%s nodes=%s", row.id, ",".join(set(nodes) & set(down))
-                )
+                log.warning("event=node_fail job=%s nodes=%s", row.id, ",".join(sorted(lost)))
                 for n in nodes:
-                    if n not in down:
+                    if n not in lost:
                         orders.append(AgentOrder("terminate", row.id, n, row.restarts))
                 if row.requeue:
                     _requeue(s, row, now, delay)
@@ -135,7 +141,7 @@ class SchedulerLoop:
     def _schedule(self) -> list[tuple[LaunchSpec, AgentAddress]]:
         ctl = self.ctl
         now = ctl.clock()
-        snap = snapshot.take(ctl.db, ctl.cfg, ctl.nodes, now)
+        snap, current = snapshot.take(ctl.db, ctl.cfg, ctl.nodes, now)
         if not snap.pending:
             return []
         plan: Plan = ctl.schedule_pass(snap, ctl.policy)
@@ -180,22 +186,21 @@ class SchedulerLoop:
                 spec = build_launch(ctl, row, node_rows, now)
                 launches.append((spec, AgentAddress(host.name, host.addr, host.port)))
                 log.info("event=start job=%s nodes=%s", row.id, row.nodes)
-            started = set(plan.started_ids)
-            for row in s.scalars(select(JobRow).where(JobRow.state == "PENDING")):
-                if row.id in started:
-                    continue
-                reason = plan.reasons.get(row.id)
-                if reason and reason != row.reason:
-                    row.reason = reason
-                    unavailable = plan.unavailable_nodes.get(row.id)
-                    row.state_desc = None
-                    if unavailable:
-                        from slurmlite.hostlist import compress_sorted
-
-                        row.state_desc = (
-                            f"ReqNodeNotAvail, UnavailableNodes:{compress_sorted(unavailable)}"
-                        )
-                row.last_sched_eval = now
+            # only reasons that changed are written: a pass over a deep queue stays cheap
+            changed: dict[tuple[str, str | None], list[int]] = {}
+            for job_id, reason in plan.reasons.items():
+                unavailable = plan.unavailable_nodes.get(job_id)
+                desc = None
+                if unavailable:
+                    desc = f"ReqNodeNotAvail, UnavailableNodes:{compress_sorted(unavailable)}"
+                if current.get(job_id) != (reason, desc):
+                    changed.setdefault((reason, desc), []).append(job_id)
+            for (reason, desc), ids in changed.items():
+                s.execute(
+                    update(JobRow)
+                    .where(JobRow.id.in_(ids), JobRow.state == "PENDING")
+                    .values(reason=reason, state_desc=desc, last_sched_eval=now)
+                )
         return launches
 
     # --------------------------------------------------------- dispatch

@@ -12,21 +12,28 @@ by itself (1: only if it went down for not responding; 2: always).
 A node registering with fewer CPUs, less memory or fewer GPUs than the
 configuration says is drained with Slurm's reasons ("Low RealMemory", ...),
 unless ``SlurmdParameters=config_overrides`` is set.
+
+Each registration and heartbeat also says which jobs the node holds;
+``reconcile`` (``controller.reconcile``) compares that with the store.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from controller.convert import allocs_of, split_list
+from controller.convert import split_list
+from controller.reconcile import Reconciler
 from controller.store.db import Database
 from controller.store.models import JobRow, NodeRow
 from slurmlite.config import Config
-from slurmlite.protocol import NodeInfo, NodeRegister, NodeUpdate, PartitionInfo
+from slurmlite.protocol import NodeAlloc, NodeInfo, NodeRegister, NodeUpdate, PartitionInfo
 
 
 @dataclass
@@ -45,13 +52,15 @@ class NodeService:
         self.clock = clock
         self.started = clock()
         self.last_seen: dict[str, float] = {}
+        self.reconcile = Reconciler(db)
+        self._rows: list[NodeRow] | None = None
         self.sync_config()
 
     # ---------------------------------------------------------- config
 
     def sync_config(self) -> None:
         """Make sure every configured node has a row carrying its configured resources."""
-        with self.db.write() as s:
+        with self._write() as s:
             for nc in self.cfg.nodes:
                 row = s.get(NodeRow, nc.name)
                 if row is None:
@@ -76,7 +85,7 @@ class NodeService:
     def register(self, msg: NodeRegister) -> None:
         now = self.clock()
         overrides = "config_overrides" in self.cfg.slurmd_parameters
-        with self.db.write() as s:
+        with self._write() as s:
             row = s.get(NodeRow, msg.name)
             if row is None:  # dynamic node: takes what it reports
                 row = NodeRow(
@@ -107,9 +116,16 @@ class NodeService:
             ):
                 row.down, row.down_for_timeout, row.reason = False, False, None
         self.last_seen[msg.name] = now
+        self.reconcile.report(msg.name, msg.running_jobs, now, self.grace(), registering=True)
 
-    def heartbeat(self, name: str) -> bool:
-        """Record a sign of life; False asks the agent to register again."""
+    def grace(self) -> float:
+        """Seconds a RUNNING job may go unlisted by its node before it counts as vanished."""
+        return max(5.0, 2 * self.cfg.heartbeat_interval + 1)
+
+    def heartbeat(self, name: str, running_jobs: list[int] | None = None) -> bool:
+        """Record a sign of life; False asks the agent to register again.
+
+        ``running_jobs`` (what the node holds) feeds ``reconcile``; ``None``: not said."""
         now = self.clock()
         with self.db.read() as s:
             row = s.get(NodeRow, name)
@@ -118,8 +134,10 @@ class NodeService:
         if not known:
             return False
         self.last_seen[name] = now
+        if running_jobs is not None:
+            self.reconcile.report(name, running_jobs, now, self.grace(), registering=False)
         if revive:
-            with self.db.write() as s:
+            with self._write() as s:
                 r = s.get(NodeRow, name)
                 r.down, r.down_for_timeout, r.reason = False, False, None
         return True
@@ -142,7 +160,7 @@ class NodeService:
                 "You must specify a reason when DOWNING or DRAINING a node. Request denied",
             )
         names = [n for item in upd.names for n in expand(item)]
-        with self.db.write() as s:
+        with self._write() as s:
             rows = []
             for name in names:
                 row = s.get(NodeRow, name)
@@ -189,7 +207,7 @@ class NodeService:
             if self.silent_for(row.name, now) > timeout:
                 newly.append(row.name)
         if newly:
-            with self.db.write() as s:
+            with self._write() as s:
                 for name in newly:
                     r = s.get(NodeRow, name)
                     r.down, r.down_for_timeout = True, True
@@ -199,19 +217,32 @@ class NodeService:
     # ------------------------------------------------------------ views
 
     def rows(self) -> list[NodeRow]:
-        with self.db.read() as s:
-            return list(s.scalars(select(NodeRow)))
+        """Node rows, cached until this service writes a node (it is the only writer)."""
+        if self._rows is None:
+            with self.db.read() as s:
+                self._rows = list(s.scalars(select(NodeRow)))
+        return self._rows
+
+    @contextmanager
+    def _write(self) -> Iterator[Session]:
+        """A store transaction on nodes; the row cache is dropped once it is over."""
+        try:
+            with self.db.write() as s:
+                yield s
+        finally:
+            self._rows = None
 
     def usage(self) -> dict[str, Usage]:
-        """What running and completing jobs hold on each node."""
+        """What running and completing jobs hold on each node (two index lookups)."""
         use: dict[str, Usage] = {}
         with self.db.read() as s:
-            q = select(JobRow).where(
-                (JobRow.state == "RUNNING") | (JobRow.flags.like("%COMPLETING%"))
+            q = select(JobRow.flags, JobRow.alloc).where(
+                (JobRow.state == "RUNNING") | (JobRow.flags == "COMPLETING")
             )
-            for job in s.scalars(q):
-                completing = "COMPLETING" in split_list(job.flags)
-                for a in allocs_of(job):
+            for flags, alloc in s.execute(q):
+                completing = flags == "COMPLETING"
+                for a in json.loads(alloc or "[]"):
+                    a = NodeAlloc(**a)
                     u = use.setdefault(a.node, Usage())
                     u.cpus += a.cpus
                     u.mem += a.mem

@@ -29,20 +29,44 @@ API_PREFIX = "/v1"
 T = TypeVar("T")
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+    return names
+
+
 def to_dict(obj: Any) -> dict[str, Any]:
-    """Dataclass -> JSON-ready dict (nested dataclasses included)."""
-    return dataclasses.asdict(obj)
+    """Dataclass -> JSON-ready dict (nested dataclasses included).
+
+    Hand-rolled rather than ``dataclasses.asdict``, whose deep copies cost
+    most of the time of listing a deep queue; lists and dicts are copied one
+    level, which is all the wire types hold.
+    """
+    out: dict[str, Any] = {}
+    for name in _field_names(type(obj)):
+        value = getattr(obj, name)
+        if isinstance(value, list):
+            value = [to_dict(v) if dataclasses.is_dataclass(v) else v for v in value]
+        elif isinstance(value, dict):
+            value = dict(value)
+        elif dataclasses.is_dataclass(value):
+            value = to_dict(value)
+        out[name] = value
+    return out
 
 
 def from_dict(cls: type[T], data: dict[str, Any]) -> T:
     """Build ``cls`` from a dict, ignoring unknown keys (newer peers)."""
-    names = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
     kwargs: dict[str, Any] = {}
-    for name in names:
+    for name in _field_names(cls):
         if name not in data:
             continue
         value = data[name]
-        sub = _NESTED.get((cls.__name__, name))
+        sub = _NESTED.get((cls, name))
         if sub is not None and value is not None:
             if isinstance(value, list):
                 value = [from_dict(sub, v) for v in value]
@@ -361,7 +385,7 @@ class SignalSpec:
     full: bool = False  # scancel -f: the batch shell, its children and the steps
 
 
-_NESTED: dict[tuple[str, str], type] = {
-    ("JobInfo", "alloc"): NodeAlloc,
-    ("JobInfo", "steps"): StepInfo,
+_NESTED: dict[tuple[type, str], type] = {
+    (JobInfo, "alloc"): NodeAlloc,
+    (JobInfo, "steps"): StepInfo,
 }

@@ -50,7 +50,7 @@ def test_a_new_store_is_migrated_to_exactly_the_models_and_reopening_is_a_no_op(
     db = Database(store_url)
     try:
         with db.engine.connect() as conn:
-            assert current_revision(conn) == head_revision() == "0001"
+            assert current_revision(conn) == head_revision() == "0002"
         assert _schema_differences(db) == []
         assert _meta(db, "next_job_id") == "1"  # seeded by 0001
         with db.write() as s:
@@ -60,7 +60,7 @@ def test_a_new_store_is_migrated_to_exactly_the_models_and_reopening_is_a_no_op(
     again = Database(store_url)
     try:
         with again.engine.connect() as conn:
-            assert current_revision(conn) == "0001"
+            assert current_revision(conn) == head_revision()
             versions = conn.execute(text("SELECT count(*) FROM alembic_version")).scalar()
         assert versions == 1
         assert _schema_differences(again) == []
@@ -79,7 +79,7 @@ def test_a_store_created_before_migrations_existed_is_adopted_with_its_data(stor
     db = Database(store_url)
     try:
         with db.engine.connect() as conn:
-            assert current_revision(conn) == "0001"
+            assert current_revision(conn) == head_revision()
         assert _schema_differences(db) == []
         assert _meta(db, "next_job_id") == "7"
     finally:
