@@ -3,17 +3,30 @@
 Three duties, each an asyncio task of the agent process:
 
 1. **register** with the controller at start (retrying until it answers),
-   reporting CPUs, memory and GPUs;
+   reporting CPUs, memory, GPUs and the jobs it holds;
 2. **heartbeat** every ``SlurmliteHeartbeatInterval`` seconds; an answer of
    "unknown node" (the controller lost its state) triggers a new registration;
 3. **report completions**: when a job's processes end, a ``JobCompletion`` is
    written to the spool (``<spool>/completions/<job>.<restarts>.json``) and
-   posted until the controller acknowledges it; the file is removed only
-   then, so a restarted agent re-sends what was not acknowledged.  The
-   controller ignores duplicates, so re-sending is always safe.
+   posted until the controller acknowledges it; only then are the file and
+   the run's ``job<ID>`` directory removed, so a restarted agent re-sends
+   what was not acknowledged.  The controller ignores duplicates, so
+   re-sending is always safe.
+
+Crash safety: jobs run under per-job shell wrappers (``agent.wrapper``), not
+as children of the agent, so ``kill -9`` of the agent leaves them running.
+On start, before registering, ``adopt_spool`` walks ``<spool>/job*``: a run
+still going is watched again (signals and terminate orders work), a run that
+ended meanwhile has its completion queued from its ``status`` file, a run
+that ended without any record is dropped (the controller, not finding it in
+the node's job list, requeues it or ends it NODE_FAIL).  Registrations and
+heartbeats list the jobs the agent *holds*: running ones and those whose
+completion awaits acknowledgement.
 
 Orders from the controller (launch, signal, terminate) are checked against
 their credential before anything is spawned or signalled (``verify_order``).
+A launch for a run this node already has (same job and restart count) is
+answered "already running" and spawns nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ import json
 import logging
 import os
 import platform
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +67,11 @@ class OrderRefused(Exception):
 
 @dataclass
 class Job:
-    spec: LaunchSpec
+    """One run this agent watches (launched by it or adopted from the spool)."""
+
+    job_id: int
+    restarts: int
+    step_id: str
     proc: RunningJob
     task: asyncio.Task[Any] | None = None
 
@@ -116,8 +134,8 @@ class AgentState:
 
     async def launch(self, spec: LaunchSpec) -> str:
         key = (spec.job_id, spec.restarts)
-        if key in self.jobs:
-            return "already running"
+        if key in self.jobs or self.launcher.run_of(spec.job_id) == spec.restarts:
+            return "already running"  # running, or ended with its completion still owed
         spec.environment = translate_gpu_env(spec.environment, self.gpus)
         try:
             proc = self.launcher.start(spec)
@@ -140,30 +158,77 @@ class AgentState:
                 )
             )
             return "failed"
-        job = Job(spec=spec, proc=proc)
-        self.jobs[key] = job
-        job.task = asyncio.create_task(self._watch(job))
+        self._watch(Job(spec.job_id, spec.restarts, spec.step_id, proc))
         log.info("event=launched job=%s node=%s pid=%s", spec.job_id, self.name, proc.pid)
         return "started"
 
-    async def _watch(self, job: Job) -> None:
-        start = time.time()
-        status = await job.proc.wait_async()
-        self.jobs.pop((job.spec.job_id, job.spec.restarts), None)
-        await self.queue_completion(
+    def _watch(self, job: Job) -> None:
+        self.jobs[(job.job_id, job.restarts)] = job
+        job.task = asyncio.create_task(self._await_end(job))
+
+    async def _await_end(self, job: Job) -> None:
+        await job.proc.wait_async()
+        self._ended(job)
+        self.jobs.pop((job.job_id, job.restarts), None)
+
+    def _ended(self, job: Job) -> None:
+        """Queue the run's completion (``status`` known) or drop it (unknown)."""
+        proc = job.proc
+        if proc.status is None:
+            log.warning(
+                "event=status_lost job=%s restarts=%s node=%s: the controller will requeue "
+                "or fail it once this node stops listing it",
+                job.job_id,
+                job.restarts,
+                self.name,
+            )
+            self.launcher.forget(job.job_id, job.restarts)
+            return
+        self._queue(
             JobCompletion(
                 node=self.name,
-                job_id=job.spec.job_id,
-                restarts=job.spec.restarts,
-                step_id=job.spec.step_id,
-                exit_code=status,
-                start_time=start,
-                end_time=time.time(),
+                job_id=job.job_id,
+                restarts=job.restarts,
+                step_id=job.step_id,
+                exit_code=proc.status,
+                start_time=proc.started,
+                end_time=proc.ended or time.time(),
             )
         )
 
+    def adopt_spool(self) -> tuple[int, int]:
+        """Take back what an earlier agent left: (runs watched, completions queued)."""
+        watched = queued = 0
+        for job_id in self.launcher.job_ids():
+            proc = self.launcher.adopt(job_id)
+            if proc is None:  # a launch cut short before anything was recorded
+                log.warning("event=spool_leftover job=%s node=%s: removed", job_id, self.name)
+                shutil.rmtree(self.launcher.job_dir(job_id), ignore_errors=True)
+                continue
+            job = Job(job_id, proc.restarts, "batch", proc)
+            if not proc.done:
+                self._watch(job)
+                watched += 1
+                log.info("event=adopted job=%s pid=%s node=%s", job_id, proc.pid, self.name)
+            elif not self._completion_path(job_id, proc.restarts).exists():
+                self._ended(job)
+                queued += proc.status is not None
+        return watched, queued
+
+    def held_jobs(self) -> list[int]:
+        """Jobs this node holds: running, or ended with a completion not yet acknowledged."""
+        names = (p.name.split(".")[0] for p in (self.spool / "completions").glob("*.json"))
+        owed = {int(n) for n in names if n.isdigit()}
+        return sorted({j for j, _ in self.jobs} | owed)
+
     async def signal(self, spec: SignalSpec) -> str:
         job = self.jobs.get((spec.job_id, spec.restarts))
+        if job is None and spec.signal is None:
+            # an older run of a job that was requeued meanwhile: it must not run on
+            older = [j for (i, r), j in self.jobs.items() if i == spec.job_id and r < spec.restarts]
+            for old in older:
+                asyncio.create_task(old.proc.terminate_async(spec.kill_wait))
+            return "ok" if older else "not running"
         if job is None:
             return "not running"
         if spec.signal is None:
@@ -203,7 +268,7 @@ class AgentState:
             real_memory=mem,
             gpus=gpus,
             gpu_type=nc.gpu_type if nc else None,
-            running_jobs=[j for j, _ in self.jobs],
+            running_jobs=self.held_jobs(),
             boot_time=_boot_time(),
             start_time=self.start_time,
             version=VERSION,
@@ -239,7 +304,7 @@ class AgentState:
             await asyncio.sleep(interval)
             try:
                 r = await self.post(
-                    f"/v1/nodes/{self.name}/heartbeat", {"running_jobs": [j for j, _ in self.jobs]}
+                    f"/v1/nodes/{self.name}/heartbeat", {"running_jobs": self.held_jobs()}
                 )
                 if r.status_code == 200 and not r.json().get("known", True):
                     await self.register_forever()
@@ -248,10 +313,18 @@ class AgentState:
 
     # ------------------------------------------------------- completions
 
-    async def queue_completion(self, msg: JobCompletion) -> None:
-        path = self.spool / "completions" / f"{msg.job_id}.{msg.restarts}.json"
-        path.write_text(json.dumps(to_dict(msg)))
+    def _completion_path(self, job_id: int, restarts: int) -> Path:
+        return self.spool / "completions" / f"{job_id}.{restarts}.json"
+
+    def _queue(self, msg: JobCompletion) -> None:
+        path = self._completion_path(msg.job_id, msg.restarts)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(to_dict(msg)))
+        os.replace(tmp, path)
         self._wake_reporter()
+
+    async def queue_completion(self, msg: JobCompletion) -> None:
+        self._queue(msg)
 
     def _wake_reporter(self) -> None:
         ev = getattr(self, "_report_event", None)
@@ -273,6 +346,8 @@ class AgentState:
                         f"/v1/jobs/{path.stem.split('.')[0]}/complete", json.loads(path.read_text())
                     )
                     if r.status_code == 200:
+                        job_id, restarts = (int(x) for x in path.stem.split(".")[:2])
+                        self.launcher.forget(job_id, restarts)  # first: a crash re-sends
                         path.unlink(missing_ok=True)
                         continue
                     log.warning(

@@ -1,17 +1,21 @@
-"""Running a batch script on this node: spawn, watch, signal, kill (no HTTP).
+"""Starting batch scripts on this node and finding them again after a restart.
 
 Starting (``Launcher.start``)
 -----------------------------
 1. ``<spool>/job<ID>/`` (agent-owned, 0711: the user may pass, not list or
-   plant files) gets the script as ``script`` (0700, owned by the user).
-2. A tiny ``/bin/sh`` wrapper starts in a new session (``setsid``: one
-   process group for all the job starts), already as the job's uid, gid and
-   groups (agent root).  As the user it opens stdin, stdout and stderr (one
-   file when ``std_err == std_out``), enters the work directory, exports
-   ``SLURM_TASK_PID=$$`` and ``exec``-s the script, which keeps that pid.
-3. Until then the wrapper's stderr is a pipe to the agent: success closes it
-   silently, failure writes why.  ``start`` reads it to the end, so it
-   returns once the script runs, or raises :class:`LaunchError`.
+   plant files) gets the script as ``script`` (0700, owned by the user), an
+   empty ``status`` and the FIFO ``gate`` (both owned by the user).
+2. The wrapper (``agent.wrapper``) starts in a new session, already as the
+   job's uid, gid and groups (agent root).  It forks the job, which, as the
+   user, opens stdin, stdout and stderr (one file when ``std_err ==
+   std_out``), enters the work directory, exports ``SLURM_TASK_PID`` (its own
+   pid) and ``exec``-s ``setsid`` and the script, which keeps that pid.
+3. Until then the wrapper's stderr is a pipe to the agent: the wrapper
+   writes the job's pid there, the job writes why it could not start, if it
+   could not.  ``start`` reads it to the end, so it returns once the script
+   runs, or raises :class:`LaunchError`.
+4. ``launch.json`` records both pids with their start times, so that a
+   restarted agent adopts the run (``adopt``) instead of losing it.
 
 Files are opened by the user, never by root, so a job writes only where its
 user may, and the agent's own credentials never change.  Truncate mode
@@ -22,37 +26,36 @@ unopenable file fails the launch -> FAILED ``0:53`` (raw status 53),
 reason ``JobLaunchFailure``.  A missing work directory is no failure: a line
 goes to stderr and the script runs in /tmp.
 
-Watching and killing (``RunningJob``)
--------------------------------------
-``poll``/``wait``/``wait_async`` give the raw wait status (``exit 3`` ->
-768, SIGKILL -> 9), also kept in ``<spool>/job<ID>/status``.  ``terminate``
-appends a message to the job's stderr, sends SIGCONT+SIGTERM to the group,
-waits ``kill_wait`` s for it to empty, then SIGKILL.  Zombies count as gone
-(orphans are not always reaped promptly in containers); processes that
-leave the group (``setsid``, daemons) escape: confining them needs cgroups.
+After a restart (``job_ids``, ``adopt``, ``ran``, ``forget``)
+--------------------------------------------------------------
+Every ``job<ID>`` directory is one run that the controller has not yet
+acknowledged: running (adopted and watched), ended with a ``status`` (to
+report), or ended unrecorded (the controller decides).  ``forget`` removes
+a run's directory once its completion is acknowledged, so a completion is
+sent until acknowledged and never after.
 
 Seam: the agent codes against :class:`Supervisor` (``start``/``adopt``).
-:class:`Launcher` keeps jobs as direct children: after an agent restart it
-finds a live job again (``launch.json``) but cannot learn its status; a
-crash-safe supervisor (a per-job wrapper writing ``status``) can replace it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 import os
-import signal as _signal
+import shutil
 import stat
 import subprocess
-import threading
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from agent.running import RunningJob, load_meta
+from agent.wrapper import (
+    PID_MARK,
+    WRAPPER,
+    ExitRecord,
+    job_command,
+    read_status,
+    write_status,
+)
 from slurmlite.filepattern import resolve_output
 from slurmlite.protocol import LaunchSpec
 
@@ -64,36 +67,14 @@ __all__ = [
     "RunningJob",
     "Supervisor",
     "kill_message",
+    "read_status",
+    "write_status",
 ]
 
 log = logging.getLogger(__name__)
 
 LAUNCH_FAILED_STATUS = 53  # raw wait status Slurm 22.05 records (sacct "0:53")
 LAUNCH_FAILED_REASON = "JobLaunchFailure"
-
-# $1 stdin, $2 stdout, $3 stderr ("" = with stdout), $4 open mode, $5 work dir,
-# $6... the script.  Runs as the job's user; fd 2 is the agent's pipe until
-# stderr is redirected.  "command" keeps a failed redirection of a special
-# builtin from ending the shell before it can say why.
-_WRAPPER = r"""
-fail() { printf 'cannot open %s file %s\n' "$1" "$2" >&2; exit 1; }
-command exec 0<"$1" || fail input "$1"
-if [ "$4" != append ]; then
-  command : >"$2" || fail output "$2"
-  [ -z "$3" ] || command : >"$3" || fail error "$3"
-fi
-command exec 1>>"$2" || fail output "$2"
-if [ -z "$3" ]; then exec 2>&1; else command exec 2>>"$3" || fail error "$3"; fi
-if ! CDPATH= cd -- "$5" 2>/dev/null; then
-  printf "slurmstepd%s: error: couldn't chdir to '%s': going to /tmp instead\n" \
-    "${SLURMD_NODENAME:+-$SLURMD_NODENAME}" "$5" >&2
-  cd /tmp || exit 1
-fi
-SLURM_TASK_PID=$$
-export SLURM_TASK_PID
-shift 5
-exec "$@"
-"""
 
 
 class LaunchError(Exception):
@@ -112,278 +93,6 @@ def kill_message(job_id: int, node: str, when: str, due: str | None = "TIME LIMI
     """
     suffix = f" DUE TO {due}" if due else ""
     return f"slurmstepd-{node}: error: *** JOB {job_id} ON {node} CANCELLED AT {when}{suffix} ***"
-
-
-@dataclass(frozen=True)
-class ExitRecord:
-    """``<spool>/job<ID>/status``: how one run of the batch script ended."""
-
-    status: int  # raw wait status
-    restarts: int
-    reason: str | None = None  # "JobLaunchFailure" when it never started
-
-
-def write_status(job_dir: Path, status: int, restarts: int, reason: str | None = None) -> None:
-    """Atomically record ``status=768 restarts=0 [reason=...]``."""
-    line = f"status={status} restarts={restarts}" + (f" reason={reason}" if reason else "")
-    _write_atomic(job_dir / "status", line + "\n")
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def read_status(job_dir: Path) -> ExitRecord | None:
-    try:
-        text = (job_dir / "status").read_text()
-    except FileNotFoundError:
-        return None
-    fields = dict(item.split("=", 1) for item in text.split() if "=" in item)
-    return ExitRecord(int(fields["status"]), int(fields.get("restarts", 0)), fields.get("reason"))
-
-
-def _proc_stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, process group, start time in clock ticks) from /proc, None if gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode(errors="replace")
-    except OSError:
-        return None
-    rest = raw[raw.rindex(")") + 2 :].split()  # fields 3.. (the name may hold spaces)
-    return rest[0], int(rest[2]), int(rest[19])
-
-
-def _is_live(pid: int, start: int | None = None) -> bool:
-    """Runs (not a zombie) and, if ``start`` is given, is still the same process."""
-    info = _proc_stat(pid)
-    return info is not None and info[0] != "Z" and (start is None or info[2] == start)
-
-
-def _group_has_live_members(pgid: int) -> bool:
-    """Zombies do not count: orphans are not always reaped promptly (containers)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    if not os.path.isdir("/proc"):
-        return True
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            info = _proc_stat(int(name))
-            if info is not None and info[1] == pgid and info[0] != "Z":
-                return True
-    return False
-
-
-class RunningJob:
-    """One run of a batch script: its process group, exit status and kill switch.
-
-    ``status``: raw wait status once ``done`` (``None`` only for an adopted
-    job that ended unrecorded)."""
-
-    _POLL_S = 0.05
-
-    def __init__(
-        self,
-        job_id: int,
-        restarts: int,
-        pid: int,
-        job_dir: Path,
-        std_err: str | None,
-        uid: int,
-        popen: subprocess.Popen | None = None,
-        start_ticks: int | None = None,
-    ) -> None:
-        self.job_id = job_id
-        self.restarts = restarts
-        self.pid = pid
-        self.pgid = pid  # session leader: its pid names the group
-        self.job_dir = job_dir
-        self.std_err = std_err
-        self.uid = uid
-        self.status: int | None = None
-        self.done = False
-        self._popen = popen
-        info = _proc_stat(pid) if popen is not None else None
-        self._start_ticks = info[2] if info else start_ticks
-        self._group_gone = pid <= 0  # never signal group 0: that is the agent's own
-        self._lock = threading.Lock()
-
-    @classmethod
-    def adopted(cls, job_id: int, job_dir: Path) -> RunningJob:
-        """Rebuild from ``launch.json`` (+ ``status``) left by an earlier agent."""
-        record = read_status(job_dir)
-        try:
-            meta = json.loads((job_dir / "launch.json").read_text())
-        except (OSError, ValueError):
-            meta = {}
-        restarts = meta.get("restarts", record.restarts if record else 0)
-        pid = meta.get("pid", 0)
-        uid = meta.get("uid", os.geteuid())
-        job = cls(job_id, restarts, pid, job_dir, meta.get("std_err"), uid, None, meta.get("start"))
-        if record is not None and record.restarts == restarts:
-            job.status, job.done = record.status, True
-        elif not pid or not _is_live(pid, job._start_ticks):
-            job.done = True
-        return job
-
-    def record_pid(self) -> None:
-        """Write ``launch.json`` so a restarted agent can find this process."""
-        keys = ("pid", "restarts", "std_err", "uid")
-        meta = {key: getattr(self, key) for key in keys} | {"start": self._start_ticks}
-        _write_atomic(self.job_dir / "launch.json", json.dumps(meta))
-
-    def poll(self) -> bool:
-        """True once the batch shell has ended (reaping it if it is our child)."""
-        with self._lock:
-            if self.done:
-                return True
-            if self._popen is None:  # adopted: watch, cannot reap
-                if _is_live(self.pid, self._start_ticks):
-                    return False
-                record = read_status(self.job_dir)
-                ok = record is not None and record.restarts == self.restarts
-                self._finish(record.status if ok and record else None, write=False)
-                return True
-            try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:
-                self._finish(None, write=False)
-                return True
-            if pid == 0:
-                return False
-            self._finish(status, write=True)
-            return True
-
-    def _finish(self, status: int | None, write: bool) -> None:
-        self.status, self.done = status, True
-        if self._popen is not None and status is not None:
-            self._popen.returncode = os.waitstatus_to_exitcode(status)
-        if write and status is not None:
-            write_status(self.job_dir, status, self.restarts)
-
-    def wait(self) -> int | None:
-        """Block until the batch shell ends; its raw wait status."""
-        while not self.poll():
-            if self._popen is not None:
-                try:  # wait without reaping; poll() reaps under the lock
-                    os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
-                except ChildProcessError:
-                    pass
-            else:  # not our child: nothing to block on but time
-                time.sleep(4 * self._POLL_S)
-        return self.status
-
-    async def wait_async(self) -> int | None:
-        """``wait`` for asyncio: a pidfd watched by the loop, else a thread."""
-        if self.poll():
-            return self.status
-        try:
-            fd = os.pidfd_open(self.pid)
-        except (AttributeError, OSError):
-            return await asyncio.to_thread(self.wait)
-        loop = asyncio.get_running_loop()
-        try:
-            while not self.poll():
-                ready: asyncio.Future[None] = loop.create_future()
-                loop.add_reader(fd, lambda f=ready: f.done() or f.set_result(None))
-                try:
-                    await ready
-                finally:
-                    loop.remove_reader(fd)
-        finally:
-            os.close(fd)
-        return self.status
-
-    def signal(self, sig: int, batch_only: bool = False) -> bool:
-        """``sig`` to the whole process group or the batch shell; False: nobody left."""
-        try:
-            if batch_only and self.pid > 0 and not self.poll():
-                os.kill(self.pid, sig)
-            elif not batch_only and not self._group_gone:
-                os.killpg(self.pgid, sig)
-            else:
-                return False
-        except ProcessLookupError:
-            return False
-        return True
-
-    def group_alive(self) -> bool:
-        """Does any process of the job's group still run?"""
-        self.poll()  # a reaped leader is no member
-        if not self._group_gone and not _group_has_live_members(self.pgid):
-            self._group_gone = True
-        return not self._group_gone
-
-    def terminate(
-        self, kill_wait: float, message: str | None = None, unkillable_wait: float = 5.0
-    ) -> bool:
-        """Message, SIGCONT+SIGTERM, ``kill_wait`` s grace, SIGKILL.
-
-        True when every process of the group is gone afterwards (False: some
-        survived SIGKILL for ``unkillable_wait`` s, e.g. stuck in the kernel).
-        """
-        steps = self._terminate_steps(kill_wait, message, unkillable_wait)
-        while (pause := next(steps)) is not None:
-            time.sleep(pause)
-        return self._group_gone
-
-    async def terminate_async(
-        self, kill_wait: float, message: str | None = None, unkillable_wait: float = 5.0
-    ) -> bool:
-        steps = self._terminate_steps(kill_wait, message, unkillable_wait)
-        while (pause := next(steps)) is not None:
-            await asyncio.sleep(pause)
-        return self._group_gone
-
-    def _terminate_steps(
-        self, kill_wait: float, message: str | None, unkillable_wait: float
-    ) -> Iterator[float | None]:
-        """The kill sequence: yields pauses between checks, then ``None``."""
-        if message:
-            self.write_stderr(message)
-        self.signal(_signal.SIGCONT)
-        self.signal(_signal.SIGTERM)
-        for grace, sig in ((kill_wait, _signal.SIGKILL), (unkillable_wait, None)):
-            deadline = time.monotonic() + grace
-            while self.group_alive() and time.monotonic() < deadline:
-                yield self._POLL_S
-            if not self.group_alive():
-                break
-            if sig is not None:
-                log.info("job=%s alive after KillWait=%ss: SIGKILL", self.job_id, grace)
-                self.signal(sig)
-        else:
-            log.warning("job=%s processes survive SIGKILL; drain the node", self.job_id)
-        yield None
-
-    def write_stderr(self, line: str) -> bool:
-        """Append ``line`` to the job's stderr file, safely even as root.
-
-        The file must already exist, be a regular file (no symlink followed)
-        and, when the agent is root, belong to the job's user.
-        """
-        if not self.std_err:
-            return False
-        flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-        try:
-            fd = os.open(self.std_err, flags)
-        except OSError as exc:
-            log.warning("job=%s cannot append to %s: %s", self.job_id, self.std_err, exc)
-            return False
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or (os.geteuid() == 0 and info.st_uid != self.uid):
-                log.warning("job=%s not the job's own file=%s", self.job_id, self.std_err)
-                return False
-            os.write(fd, (line.rstrip("\n") + "\n").encode())
-            return True
-        finally:
-            os.close(fd)
 
 
 def _explain(complaint: str) -> str:
@@ -409,7 +118,7 @@ class Supervisor(ABC):
 
 
 class Launcher(Supervisor):
-    """Runs batch scripts as direct children of the agent."""
+    """Runs batch scripts under per-job shell wrappers that outlive the agent."""
 
     def __init__(self, spool_dir: Path) -> None:
         self.spool_dir = Path(spool_dir)
@@ -427,41 +136,68 @@ class Launcher(Supervisor):
         job_dir = self.job_dir(spec.job_id)
         job_dir.mkdir(mode=0o711, exist_ok=True)
         os.chmod(job_dir, 0o711)
-        for name in ("status", "launch.json"):
+        for name in ("status", "status.tmp", "launch.json", "gate"):
             (job_dir / name).unlink(missing_ok=True)
-        script = self._write_script(job_dir, spec, chown=bool(creds))
+        owner = (spec.uid, spec.gid) if creds else None
+        try:
+            script = self._write_script(job_dir, spec, owner)
+            self._user_files(job_dir, owner)
+        except OSError as exc:
+            write_status(job_dir, LAUNCH_FAILED_STATUS, spec.restarts, LAUNCH_FAILED_REASON)
+            raise LaunchError(f"job {spec.job_id}: cannot prepare {job_dir}: {exc}") from exc
         paths = (spec.std_out, spec.std_err, spec.std_in)
         out, err, inp = (resolve_output(p, spec.work_dir) if p else "" for p in paths)
         err = "" if err in ("", out) else err
         mode = "append" if spec.open_mode == "append" else "truncate"
         env = dict(spec.environment)
-        env.pop("SLURM_TASK_PID", None)  # the wrapper sets the real one
-        argv = ["/bin/sh", "-c", _WRAPPER, "slurmlite-launch"]
-        argv += [inp or "/dev/null", out, err, mode, spec.work_dir, str(script)]
-        pipes = {
-            "stdin": subprocess.DEVNULL,
-            "stdout": subprocess.DEVNULL,
-            "stderr": subprocess.PIPE,
-        }
+        env.pop("SLURM_TASK_PID", None)  # the job sets the real one
+        argv = ["/bin/sh", "-c", WRAPPER, "slurmlite-wrapper"]
+        argv += [inp or "/dev/null", out, err, mode, spec.work_dir, str(job_dir)]
         try:
+            argv += [str(spec.restarts), *job_command(script)]
             proc = subprocess.Popen(
-                argv, cwd="/", env=env, start_new_session=True, **pipes, **creds
+                argv,
+                cwd="/",
+                env=env,
+                start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                **creds,  # type: ignore[arg-type]
             )
         except (OSError, ValueError) as exc:
             write_status(job_dir, LAUNCH_FAILED_STATUS, spec.restarts, LAUNCH_FAILED_REASON)
             raise LaunchError(f"job {spec.job_id}: cannot spawn batch script: {exc}") from exc
         assert proc.stderr is not None
         with proc.stderr:
-            complaint = proc.stderr.read().decode(errors="replace").strip()
-        if complaint:
+            said = proc.stderr.read().decode(errors="replace").splitlines()
+        pids = [line[len(PID_MARK) :] for line in said if line.startswith(PID_MARK)]
+        complaint = "\n".join(line for line in said if not line.startswith(PID_MARK)).strip()
+        if complaint or not pids or not pids[0].isdigit():
+            proc.kill()  # the wrapper ignores TERM; the job (if any) already ended
             proc.wait()
             write_status(job_dir, LAUNCH_FAILED_STATUS, spec.restarts, LAUNCH_FAILED_REASON)
-            detail = _explain(complaint)
-            log.warning("launch failed job=%s detail=%r", spec.job_id, detail)
+            detail = _explain(complaint) if complaint else "the wrapper ended early"
+            log.warning("event=launch_failed job=%s detail=%r", spec.job_id, detail)
             raise LaunchError(f"job {spec.job_id}: launch failed: {detail}")
-        job = RunningJob(spec.job_id, spec.restarts, proc.pid, job_dir, err or out, spec.uid, proc)
-        job.record_pid()
-        log.info("launched job=%s pid=%s uid=%s", spec.job_id, proc.pid, spec.uid)
+        job = RunningJob(
+            spec.job_id,
+            spec.restarts,
+            int(pids[0]),
+            job_dir,
+            err or out,
+            spec.uid,
+            wrapper_pid=proc.pid,
+            wrapper=proc,
+        )
+        job.record()
+        log.info(
+            "event=spawned job=%s pid=%s wrapper=%s uid=%s",
+            spec.job_id,
+            job.pid,
+            proc.pid,
+            spec.uid,
+        )
         return job
 
     def _credentials(self, spec: LaunchSpec) -> dict[str, object]:
@@ -480,20 +216,65 @@ class Launcher(Supervisor):
             groups = [spec.gid]
         return {"user": spec.uid, "group": spec.gid, "extra_groups": groups}
 
-    def _write_script(self, job_dir: Path, spec: LaunchSpec, chown: bool) -> Path:
+    def _write_script(self, job_dir: Path, spec: LaunchSpec, owner: tuple[int, int] | None) -> Path:
         path = job_dir / "script"
         path.unlink(missing_ok=True)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         with os.fdopen(os.open(path, flags, 0o700), "wb") as f:
             os.fchmod(f.fileno(), 0o700)
-            if chown:
-                os.fchown(f.fileno(), spec.uid, spec.gid)
+            if owner:
+                os.fchown(f.fileno(), *owner)
             f.write(spec.script.encode())
         return path
 
-    def adopt(self, job_id: int) -> RunningJob | None:
-        """A job started by an earlier agent: finished (``status`` from the
-        record, or ``None`` if it ended unrecorded), still running (watched,
-        not reapable), or ``None`` when this spool knows nothing of it."""
+    @staticmethod
+    def _user_files(job_dir: Path, owner: tuple[int, int] | None) -> None:
+        """The empty ``status`` and the FIFO ``gate``, both the wrapper's to use."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(job_dir / "status", flags, 0o600)
+        try:
+            if owner:
+                os.fchown(fd, *owner)
+        finally:
+            os.close(fd)
+        os.mkfifo(job_dir / "gate", 0o600)
+        if owner:
+            os.lchown(job_dir / "gate", *owner)
+
+    # ------------------------------------------------------- after a restart
+
+    def job_ids(self) -> list[int]:
+        """Every job with a directory in this spool, in id order."""
+        ids = []
+        for path in self.spool_dir.glob("job*"):
+            if path.name[3:].isdigit() and path.is_dir():
+                ids.append(int(path.name[3:]))
+        return sorted(ids)
+
+    def run_of(self, job_id: int) -> int | None:
+        """The restart count of the run this spool holds for ``job_id``, if any."""
         job_dir = self.job_dir(job_id)
-        return RunningJob.adopted(job_id, job_dir) if job_dir.is_dir() else None
+        meta = load_meta(job_dir)
+        if "restarts" in meta:
+            return int(meta["restarts"])
+        record = read_status(job_dir)
+        return record.restarts if record else None
+
+    def adopt(self, job_id: int) -> RunningJob | None:
+        """A run started by an earlier agent: running (watched: signals and
+        ``terminate`` work, the end is seen and its status read), finished
+        (``status`` from the record, ``None`` if it ended unrecorded), or
+        ``None`` when this spool knows nothing of the job."""
+        job_dir = self.job_dir(job_id)
+        if not job_dir.is_dir() or self.run_of(job_id) is None:
+            return None
+        return RunningJob.adopted(job_id, job_dir)
+
+    def forget(self, job_id: int, restarts: int) -> bool:
+        """Remove the run's directory (its completion was acknowledged).
+
+        Only that run: a newer run of the same job (requeued here) stays."""
+        if self.run_of(job_id) != restarts:
+            return False
+        shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
+        return True

@@ -124,12 +124,20 @@ async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset) -> None:  #
     # no-op handlers make that re-raise harmless so our cleanup runs.
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: None)
+    watched, queued = state.adopt_spool()  # before registering: the registration lists them
     tasks = [
         asyncio.create_task(t)
         for t in (state.register_forever(), state.heartbeat_forever(), state.report_forever())
     ]
     logging.getLogger("slurmd").info(
-        "event=start node=%s addr=%s:%s gpus=%d source=%s", name, host, port, len(devices), source
+        "event=start node=%s addr=%s:%s gpus=%d source=%s adopted=%d completions=%d",
+        name,
+        host,
+        port,
+        len(devices),
+        source,
+        watched,
+        queued,
     )
     try:
         await server.serve()

@@ -86,7 +86,7 @@ def register(body: NodeRegisterModel, node: NodeCaller, ctl: Ctl) -> Ack:  # typ
 def heartbeat(name: str, body: HeartbeatIn, node: NodeCaller, ctl: Ctl) -> HeartbeatOut:
     if name != node:
         raise SlurmError(errors.ESLURM_ACCESS_DENIED, f"node {node} cannot speak for {name}")
-    return HeartbeatOut(known=ctl.nodes.heartbeat(name))
+    return HeartbeatOut(known=ctl.nodes.heartbeat(name, body.running_jobs))
 
 
 @node_router.post("/jobs/{job_id}/complete", response_model=Ack)

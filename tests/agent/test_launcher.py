@@ -5,13 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 import pwd
-import shutil
 import signal
-import tempfile
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,95 +15,11 @@ from agent.launcher import (
     LAUNCH_FAILED_STATUS,
     Launcher,
     LaunchError,
-    RunningJob,
     kill_message,
     read_status,
 )
-from slurmlite.protocol import LaunchSpec
 from slurmlite.states import exit_code_str
-
-IS_ROOT = os.geteuid() == 0
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.01)
-
-
-def is_live(pid: int) -> bool:
-    """Exists and is no zombie (orphans may stay unreaped zombies in containers)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-@pytest.fixture
-def area() -> Iterator[Path]:
-    """A scratch dir any user may write (tmp_path's parents are root-only)."""
-    path = Path(tempfile.mkdtemp(prefix="slurmlite-launcher-"))
-    os.chmod(path, 0o777)
-    (path / "work").mkdir(mode=0o777)
-    os.chmod(path / "work", 0o777)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def launcher(area: Path) -> Iterator[Launcher]:
-    """A Launcher whose jobs are all killed and reaped after the test."""
-    real = Launcher(area / "spool")
-    started: list[RunningJob] = []
-    original = real.start
-
-    def start(spec: LaunchSpec) -> RunningJob:
-        job = original(spec)
-        started.append(job)
-        return job
-
-    real.start = start  # type: ignore[method-assign]
-    yield real
-    for job in started:
-        job.signal(signal.SIGKILL)
-        job.wait()
-
-
-def a_spec(area: Path, job_id: int, script: str, **kw: Any) -> LaunchSpec:
-    """Job ``job_id`` of the current user, output to work/slurm-<id>.out (merged)."""
-    uid = os.geteuid()
-    out = str(area / "work" / f"slurm-{job_id}.out")
-    fields: dict[str, Any] = dict(
-        credential="",
-        job_id=job_id,
-        restarts=0,
-        step_id="batch",
-        name="t",
-        uid=uid,
-        gid=os.getegid(),
-        user=pwd.getpwuid(uid).pw_name,
-        script="#!/bin/sh\n" + script,
-        work_dir=str(area / "work"),
-        environment={"PATH": "/usr/bin:/bin", "SLURMD_NODENAME": "n1", "FOO": "bar"},
-        std_out=out,
-        std_err=out,
-        std_in="",
-        open_mode="truncate",
-        gpus=[],
-        kill_wait=1,
-    )
-    fields.update(kw)
-    return LaunchSpec(**fields)
-
-
-def run(launcher: Launcher, area: Path, job_id: int, script: str, **kw: Any) -> int | None:
-    return launcher.start(a_spec(area, job_id, script, **kw)).wait()
-
-
-def out_of(area: Path, job_id: int) -> str:
-    return (area / "work" / f"slurm-{job_id}.out").read_text()
+from tests.agent.jobs import IS_ROOT, a_spec, is_live, out_of, run, wait_for
 
 
 def test_exit_statuses_are_raw_wait_statuses(launcher: Launcher, area: Path) -> None:
@@ -229,9 +141,11 @@ def test_adopt_after_agent_restart(launcher: Launcher, area: Path) -> None:
     wait_for(ready.exists)
     again = Launcher(area / "spool").adopt(15)  # a new agent process on the same spool
     assert again is not None and again.pid == job.pid and not again.poll()
+    assert again.wrapper_pid == job.wrapper_pid
     assert again.terminate(kill_wait=10) is True  # the adopted handle can kill it
-    assert again.poll()  # the adopted handle sees the end, not the status: not its child
-    assert job.wait() == signal.SIGTERM  # the parent reaps and records the status
+    # the adopted handle learns the exact status too: the wrapper, not the agent, records it
+    assert again.wait() == signal.SIGTERM
+    assert job.wait() == signal.SIGTERM
     later = Launcher(area / "spool").adopt(15)
     assert later is not None and later.done and later.status == signal.SIGTERM  # from status
     assert Launcher(area / "spool").adopt(99) is None
