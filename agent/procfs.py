@@ -35,6 +35,21 @@ def stat_of(pid: int) -> tuple[str, int, int] | None:
     return rest[0], int(rest[2]), int(rest[19])
 
 
+def zombie_status(pid: int, start: int | None = None) -> int | None:
+    """The raw wait status a zombie holds (field 52 of ``/proc/<pid>/stat``), else ``None``."""
+    if pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    rest = raw[raw.rindex(")") + 2 :].split()  # rest[i] is field i + 3
+    if rest[0] != "Z" or len(rest) < 50 or (start is not None and int(rest[19]) != start):
+        return None
+    return int(rest[49])
+
+
 def is_live(pid: int, start: int | None = None) -> bool:
     """Runs (not a zombie) and, if ``start`` is given, is still the same process."""
     info = stat_of(pid)

@@ -39,8 +39,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agent.procfs import group_has_live_members, is_live, pidfd, stat_of
-from agent.wrapper import read_status
+from agent.procfs import group_has_live_members, is_live, pidfd, stat_of, zombie_status
+from agent.wrapper import decode_rc, read_status
 
 __all__ = ["RunningJob"]
 
@@ -88,6 +88,7 @@ class RunningJob:
         self._wrapper_ticks = wrapper_ticks
         self._group_gone = pid <= 0  # never signal group 0: that is the agent's own
         self._gate_missed = False
+        self._seen_status: int | None = None  # read from the zombie by this agent, if alive then
         self._lock = threading.Lock()
         self._fds = {"job": pidfd(pid, start_ticks), "wrapper": pidfd(wrapper_pid, wrapper_ticks)}
 
@@ -159,6 +160,10 @@ class RunningJob:
         record = read_status(self.job_dir)
         ok = record is not None and record.restarts == self.restarts
         self.status = record.status if ok and record else None
+        if ok and self._seen_status is not None and _same_meaning(self._seen_status, self.status):
+            # the wrapper may have fallen back to the shell's $? (128+N cannot tell
+            # "exit 137" from SIGKILL); what this agent read from the zombie is exact
+            self.status = self._seen_status
         if ok:
             try:
                 self.ended = (self.job_dir / "status").stat().st_mtime
@@ -189,6 +194,8 @@ class RunningJob:
                 return True
             if self._job_live():
                 return False
+            if self._seen_status is None:
+                self._seen_status = zombie_status(self.pid, self._start_ticks)
             if self._wrapper_live():
                 self._open_gate()
                 return False
@@ -331,3 +338,11 @@ def load_meta(job_dir: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return meta if isinstance(meta, dict) else {}
+
+
+def _same_meaning(exact: int, recorded: int | None) -> bool:
+    """Does a shell's view of a run's end (``recorded``, maybe decoded from ``$?``) fit ``exact``?"""
+    if recorded is None:
+        return False
+    shell_rc = 128 + (exact & 0x7F) if exact & 0x7F else (exact >> 8) & 0xFF
+    return recorded in (exact, decode_rc(shell_rc))
