@@ -19,33 +19,37 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["group_has_live_members", "is_live", "pidfd", "stat_of"]
+__all__ = ["group_has_live_members", "is_live", "pidfd", "stat_of", "zombie_status"]
+
+
+def _fields(pid: int) -> list[str] | None:
+    """Fields 3.. of ``/proc/<pid>/stat`` (``[i]`` is field ``i + 3``), ``None`` if gone.
+
+    The process name (field 2) may hold spaces and parentheses, so the split
+    starts after its last ``)``.
+    """
+    if pid <= 0:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode(errors="replace")
+    except OSError:
+        return None
+    return raw[raw.rindex(")") + 2 :].split()
 
 
 def stat_of(pid: int) -> tuple[str, int, int] | None:
     """(state, process group, start time in clock ticks), ``None`` if gone."""
-    if pid <= 0:
-        return None
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode(errors="replace")
-    except OSError:
-        return None
-    rest = raw[raw.rindex(")") + 2 :].split()  # fields 3.. (the name may hold spaces)
-    return rest[0], int(rest[2]), int(rest[19])
+    rest = _fields(pid)
+    return None if rest is None else (rest[0], int(rest[2]), int(rest[19]))
 
 
 def zombie_status(pid: int, start: int | None = None) -> int | None:
-    """The raw wait status a zombie holds (field 52 of ``/proc/<pid>/stat``), else ``None``."""
-    if pid <= 0:
+    """The raw wait status a zombie holds (field 52), else ``None`` (running, gone, reused pid)."""
+    rest = _fields(pid)
+    if rest is None or rest[0] != "Z" or len(rest) < 50:
         return None
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode(errors="replace")
-    except OSError:
-        return None
-    rest = raw[raw.rindex(")") + 2 :].split()  # rest[i] is field i + 3
-    if rest[0] != "Z" or len(rest) < 50 or (start is not None and int(rest[19]) != start):
+    if start is not None and int(rest[19]) != start:
         return None
     return int(rest[49])
 

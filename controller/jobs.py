@@ -127,7 +127,7 @@ class JobService:
                     | (JobRow.flags == "COMPLETING")
                     | (JobRow.end_time >= now - self.min_job_age)
                 )
-            if job_ids:
+            if job_ids is not None:
                 q = q.where(JobRow.id.in_(job_ids))
             if users:
                 q = q.where(JobRow.user.in_(users))

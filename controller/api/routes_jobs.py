@@ -28,6 +28,13 @@ def _job_list(jobs: list) -> Response:  # type: ignore[type-arg]
     return Response(content=body, media_type="application/json")
 
 
+def _ids(values: list[str] | None) -> list[int] | None:
+    """``?ids=3,4&ids=7`` -> [3, 4, 7]; no parameter -> None (all jobs); ``abc`` matches no job."""
+    if not values:
+        return None
+    return [int(x) for x in _csv(values) or [] if x.isdigit()]
+
+
 def _csv(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
@@ -56,7 +63,7 @@ def list_jobs(
     all_states: bool = False,
     steps: bool = False,
 ):
-    job_ids = [int(x) for x in _csv(ids) or [] if x.isdigit()] if ids else None
+    job_ids = _ids(ids)
     wanted = set(_csv(states) or []) or None
     jobs = ctl.jobs.list_jobs(
         caller,
@@ -82,7 +89,7 @@ def accounting(
     start: float | None = None,
     end: float | None = None,
 ):
-    job_ids = [int(x) for x in _csv(ids) or [] if x.isdigit()] if ids else None
+    job_ids = _ids(ids)
     wanted = set(_csv(states) or []) or None
     jobs = ctl.jobs.list_jobs(
         caller,
