@@ -3,10 +3,14 @@
 Open paths: ``/health`` and ``/openapi.json``.  Every other route carries a
 controller-signed credential in its body and is refused with 403 — spawning
 or signalling nothing — when the credential does not check out.
+``/v1/launches`` carries several launch orders, each with its own
+credential, checked one by one: a bad one is answered ``refused`` and
+spawns nothing, the good ones start.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
@@ -46,6 +50,21 @@ class LaunchBody(BaseModel):
     time_limit_s: int | None = None
 
 
+class LaunchBatchBody(BaseModel):
+    launches: list[LaunchBody]
+
+
+class LaunchAnswer(BaseModel):
+    job_id: int
+    restarts: int
+    status: str  # started | already running | failed | refused
+    error: str | None = None
+
+
+class LaunchBatchAnswer(BaseModel):
+    results: list[LaunchAnswer]
+
+
 class SignalBody(BaseModel):
     credential: str
     job_id: int
@@ -77,6 +96,28 @@ def create_app(state: AgentState) -> FastAPI:
         data: dict[str, Any] = body.model_dump()
         _check(st, "launch", data)
         return OrderAnswer(status=await st.launch(from_dict(LaunchSpec, data)))
+
+    @app.post("/v1/launches", response_model=LaunchBatchAnswer)
+    async def launches(body: LaunchBatchBody, st: State) -> LaunchBatchAnswer:
+        """Several launch orders in one request, each checked against its own credential.
+
+        An order that fails its checks is answered ``refused`` and spawns
+        nothing; the others go ahead.  Answers come in the orders' order.
+        """
+
+        async def one(item: LaunchBody) -> LaunchAnswer:
+            data: dict[str, Any] = item.model_dump()
+            try:
+                st.verify_order("launch", data)
+            except OrderRefused as e:
+                error = f"credential refused: {e}"
+                return LaunchAnswer(
+                    job_id=item.job_id, restarts=item.restarts, status="refused", error=error
+                )
+            status = await st.launch(from_dict(LaunchSpec, data))
+            return LaunchAnswer(job_id=item.job_id, restarts=item.restarts, status=status)
+
+        return LaunchBatchAnswer(results=list(await asyncio.gather(*map(one, body.launches))))
 
     @app.post("/v1/signal", response_model=OrderAnswer)
     async def signal(body: SignalBody, st: State) -> OrderAnswer:

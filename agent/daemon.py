@@ -11,7 +11,11 @@ Three duties, each an asyncio task of the agent process:
    posted until the controller acknowledges it; only then are the file and
    the run's ``job<ID>`` directory removed, so a restarted agent re-sends
    what was not acknowledged.  The controller ignores duplicates, so
-   re-sending is always safe.
+   re-sending is always safe.  Every file pending when the reporter wakes
+   goes in one request (``POST /v1/nodes/<name>/completions``, up to
+   ``REPORT_BATCH`` per request), which the controller records in one
+   transaction and answers with one acknowledgement per item; e.g. 40 jobs
+   that ended during one round trip cost one request, not 40.
 
 Crash safety: jobs run under per-job shell wrappers (``agent.wrapper``), not
 as children of the agent, so ``kill -9`` of the agent leaves them running.
@@ -37,6 +41,7 @@ import logging
 import os
 import platform
 import shutil
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +64,7 @@ from slurmlite.protocol import JobCompletion, LaunchSpec, NodeRegister, SignalSp
 
 log = logging.getLogger("slurmd")
 VERSION = "22.05.8"
+REPORT_BATCH = 500  # completions per request; the controller records each batch in one transaction
 
 
 class OrderRefused(Exception):
@@ -89,9 +95,11 @@ class AgentState:
     seen_nonces: dict[str, float] = field(default_factory=dict)
     start_time: float = field(default_factory=time.time)
     registered: asyncio.Event = field(default_factory=asyncio.Event)
+    launching: set[int] = field(default_factory=set)  # job ids whose launch is under way
 
     def __post_init__(self) -> None:
         self.launcher = Launcher(self.spool)
+        self._spawn_lock = threading.Lock()
         self._node_key = node_key(self.cluster_key, self.name)
         self._ctl_key = controller_key(self.cluster_key)
         (self.spool / "completions").mkdir(parents=True, exist_ok=True)
@@ -132,13 +140,32 @@ class AgentState:
                 raise OrderRefused(why)
         return claims
 
+    async def _settled(self, job_id: int) -> None:
+        """Wait until no launch of ``job_id`` is under way (they take milliseconds)."""
+        while job_id in self.launching:
+            await asyncio.sleep(0.002)
+
     async def launch(self, spec: LaunchSpec) -> str:
+        """Start one run, in a worker thread, so the loop keeps reporting meanwhile.
+
+        Spawns happen one at a time; a job's orders are serialised, so a
+        repeated order still finds the first run and spawns nothing.
+        """
+        await self._settled(spec.job_id)
+        self.launching.add(spec.job_id)
+        try:
+            return await self._launch(spec)
+        finally:
+            self.launching.discard(spec.job_id)
+
+    async def _launch(self, spec: LaunchSpec) -> str:
         key = (spec.job_id, spec.restarts)
         if key in self.jobs or self.launcher.run_of(spec.job_id) == spec.restarts:
             return "already running"  # running, or ended with its completion still owed
         spec.environment = translate_gpu_env(spec.environment, self.gpus)
         try:
-            proc = self.launcher.start(spec)
+            # a start is mostly waiting for the wrapper: the loop serves others meanwhile
+            proc = await asyncio.to_thread(self._start_one, spec)
         except LaunchError as e:
             log.warning(
                 "event=launch_failed job=%s node=%s error=%r", spec.job_id, self.name, str(e)
@@ -161,6 +188,12 @@ class AgentState:
         self._watch(Job(spec.job_id, spec.restarts, spec.step_id, proc))
         log.info("event=launched job=%s node=%s pid=%s", spec.job_id, self.name, proc.pid)
         return "started"
+
+    def _start_one(self, spec: LaunchSpec) -> RunningJob:
+        # One start at a time: a script being written while another start forks
+        # would be inherited open for writing, and its exec fail with ETXTBSY.
+        with self._spawn_lock:
+            return self.launcher.start(spec)
 
     def _watch(self, job: Job) -> None:
         self.jobs[(job.job_id, job.restarts)] = job
@@ -222,6 +255,7 @@ class AgentState:
         return sorted({j for j, _ in self.jobs} | owed)
 
     async def signal(self, spec: SignalSpec) -> str:
+        await self._settled(spec.job_id)  # an order for a run being started waits for it
         job = self.jobs.get((spec.job_id, spec.restarts))
         if job is None and spec.signal is None:
             # an older run of a job that was requeued meanwhile: it must not run on
@@ -340,28 +374,74 @@ class AgentState:
             self._report_event.clear()
             pending = sorted((self.spool / "completions").glob("*.json"))
             failed = False
-            for path in pending:
-                try:
-                    r = await self.post(
-                        f"/v1/jobs/{path.stem.split('.')[0]}/complete", json.loads(path.read_text())
-                    )
-                    if r.status_code == 200:
-                        job_id, restarts = (int(x) for x in path.stem.split(".")[:2])
-                        self.launcher.forget(job_id, restarts)  # first: a crash re-sends
-                        path.unlink(missing_ok=True)
-                        continue
-                    log.warning(
-                        "event=completion_refused file=%s status=%s", path.name, r.status_code
-                    )
-                except (httpx.HTTPError, ValueError) as e:
-                    log.warning("event=completion_retry file=%s error=%r", path.name, str(e))
-                failed = True
+            for i in range(0, len(pending), REPORT_BATCH):
+                failed |= not await self._report(pending[i : i + REPORT_BATCH])
             if failed:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 self._report_event.set()
             else:
                 delay = 0.2
+
+    async def _report(self, paths: list[Path]) -> bool:
+        """Send these spooled completions in one request; forget the acknowledged ones.
+
+        True if every one was acknowledged.  A controller without the batch
+        route (404) gets them one request each, as before.
+        """
+        msgs: dict[tuple[int, int], Path] = {}
+        body: list[dict[str, Any]] = []
+        unread = 0
+        for path in paths:
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError) as e:
+                log.warning("event=completion_retry file=%s error=%r", path.name, str(e))
+                unread += 1
+                continue
+            msgs[(int(data["job_id"]), int(data["restarts"]))] = path
+            body.append(data)
+        if not body:
+            return not unread
+        try:
+            r = await self.post(f"/v1/nodes/{self.name}/completions", {"completions": body})
+            if r.status_code == 404:
+                return await self._report_one_by_one(list(msgs.values()))
+            if r.status_code != 200:
+                log.warning("event=completions_refused n=%s status=%s", len(body), r.status_code)
+                return False
+            acks = r.json()["results"]
+        except (httpx.HTTPError, ValueError, KeyError) as e:
+            log.warning("event=completions_retry n=%s error=%r", len(body), str(e))
+            return False
+        acked = 0
+        for ack in acks:
+            path = msgs.pop((ack.get("job_id"), ack.get("restarts")), None)
+            if path is not None and ack.get("ok"):
+                self._acknowledged(path)
+                acked += 1
+        return acked == len(body) and not unread
+
+    async def _report_one_by_one(self, paths: list[Path]) -> bool:
+        ok = True
+        for path in paths:
+            try:
+                r = await self.post(
+                    f"/v1/jobs/{path.stem.split('.')[0]}/complete", json.loads(path.read_text())
+                )
+                if r.status_code == 200:
+                    self._acknowledged(path)
+                    continue
+                log.warning("event=completion_refused file=%s status=%s", path.name, r.status_code)
+            except (httpx.HTTPError, ValueError) as e:
+                log.warning("event=completion_retry file=%s error=%r", path.name, str(e))
+            ok = False
+        return ok
+
+    def _acknowledged(self, path: Path) -> None:
+        job_id, restarts = (int(x) for x in path.stem.split(".")[:2])
+        self.launcher.forget(job_id, restarts)  # first: a crash re-sends
+        path.unlink(missing_ok=True)
 
     async def shutdown(self) -> None:
         await self.http.aclose()

@@ -11,6 +11,7 @@ HTTP; tests use ``RecordingAgentClient`` and assert exactly what was sent.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import time
@@ -83,6 +84,10 @@ class Signer:
 class AgentClient(Protocol):
     async def launch(self, to: AgentAddress, spec: LaunchSpec) -> None: ...
 
+    async def launch_many(
+        self, to: AgentAddress, specs: list[LaunchSpec]
+    ) -> list[AgentError | None]: ...
+
     async def signal(self, to: AgentAddress, spec: SignalSpec) -> None: ...
 
     async def close(self) -> None: ...
@@ -105,6 +110,43 @@ class HttpAgentClient:
     async def launch(self, to: AgentAddress, spec: LaunchSpec) -> None:
         await self._post(to, "/v1/launch", to_dict(spec))
 
+    async def launch_many(
+        self, to: AgentAddress, specs: list[LaunchSpec]
+    ) -> list[AgentError | None]:
+        """Several launch orders for one node in one request; per order None or its refusal.
+
+        Raises :class:`AgentError` when the node cannot be reached (nothing ran).
+        An agent without the batch route (404) gets one request per order.
+        """
+        body = {"launches": [to_dict(s) for s in specs]}
+        try:
+            r = await self._http.post(to.url + "/v1/launches", json=body)
+        except httpx.HTTPError as e:
+            raise AgentError(f"node {to.node} unreachable at {to.url}: {e}") from e
+        if r.status_code == 404:
+            return list(await asyncio.gather(*(self._one(to, s) for s in specs)))
+        if r.status_code >= 400:
+            raise AgentError(
+                f"node {to.node} refused /v1/launches: {r.status_code} {r.text}", refused=True
+            )
+        answers = {(a["job_id"], a["restarts"]): a for a in r.json()["results"]}
+        out: list[AgentError | None] = []
+        for spec in specs:
+            a = answers.get((spec.job_id, spec.restarts))
+            if a is None or a["status"] == "refused":
+                why = a.get("error") if a else "no answer for this order"
+                out.append(AgentError(f"node {to.node} refused launch: {why}", refused=True))
+            else:
+                out.append(None)
+        return out
+
+    async def _one(self, to: AgentAddress, spec: LaunchSpec) -> AgentError | None:
+        try:
+            await self.launch(to, spec)
+        except AgentError as e:
+            return e
+        return None
+
     async def signal(self, to: AgentAddress, spec: SignalSpec) -> None:
         await self._post(to, "/v1/signal", to_dict(spec))
 
@@ -123,6 +165,14 @@ class RecordingAgentClient:
         if to.node in self.fail_nodes:
             raise AgentError(f"node {to.node} unreachable")
         self.sent.append(("launch", to.node, spec))
+
+    async def launch_many(
+        self, to: AgentAddress, specs: list[LaunchSpec]
+    ) -> list[AgentError | None]:
+        if to.node in self.fail_nodes:
+            raise AgentError(f"node {to.node} unreachable")
+        self.sent.extend(("launch", to.node, spec) for spec in specs)
+        return [None] * len(specs)
 
     async def signal(self, to: AgentAddress, spec: SignalSpec) -> None:
         if to.node in self.fail_nodes:

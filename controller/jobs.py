@@ -268,46 +268,70 @@ class JobService:
 
     def complete(self, node: str, msg: JobCompletion) -> bool:
         """Record the end of a job's batch step; idempotent.  Returns True if it changed something."""
+        return self.complete_many(node, [msg])[0]
+
+    def complete_many(self, node: str, msgs: list[JobCompletion]) -> list[bool]:
+        """Record several ends reported by ``node`` in ONE transaction; idempotent.
+
+        One flag per message, in order: True if it changed something.  A
+        message repeated within the batch (same job, restart count, step)
+        counts once; the repeat answers False, as a later duplicate would.
+        """
         now = self.clock()
+        out: list[bool] = []
+        seen: set[tuple[int, int, str]] = set()
         with self.db.write() as s:
-            row = s.get(JobRow, msg.job_id)
-            if row is None or row.restarts != msg.restarts or row.batch_host != node:
-                return False
-            step = s.get(StepRow, (row.id, msg.step_id))
-            if step is not None and step.end_time is not None:
-                return False  # duplicate report
-            status = msg.exit_code
-            end = msg.end_time or now
-            if step is None:
-                step = StepRow(
-                    job_id=row.id,
-                    step_id=msg.step_id,
-                    name="batch",
-                    state="RUNNING",
-                    start_time=msg.start_time or row.start_time,
-                    nodes=node,
-                    cpus=_cpus_on(row, node),
-                    mem=_mem_on(row, node),
-                )
-                s.add(step)
-            step.exit_code, step.end_time = status, end
-            step.state = _step_state(status, row.state, msg.launch_failed)
-            if row.state == "RUNNING":
-                row.end_time = end
-                row.exit_code = status
-                if msg.launch_failed:
-                    row.state, row.reason = "FAILED", msg.reason or "JobLaunchFailure"
-                elif os.WIFSIGNALED(status):
-                    row.state, row.reason = "FAILED", "RaisedSignal"
-                    row.state_desc = None
-                elif os.WEXITSTATUS(status) != 0:
-                    row.state, row.reason = "FAILED", "NonZeroExitCode"
-                else:
-                    row.state, row.reason = "COMPLETED", "None"
+            if len(msgs) > 1:
+                # two queries load every row the batch touches; the gets below hit the session
+                ids = sorted({m.job_id for m in msgs})
+                q = select(JobRow).where(JobRow.id.in_(ids))
+                list(s.scalars(q.options(defer(JobRow.script), defer(JobRow.environment))))
+                list(s.scalars(select(StepRow).where(StepRow.job_id.in_(ids))))
+            for msg in msgs:
+                key = (msg.job_id, msg.restarts, msg.step_id)
+                out.append(key not in seen and self._complete_in(s, node, msg, now))
+                seen.add(key)
+        return out
+
+    def _complete_in(self, s, node: str, msg: JobCompletion, now: float) -> bool:  # type: ignore[no-untyped-def]
+        row = s.get(JobRow, msg.job_id)
+        if row is None or row.restarts != msg.restarts or row.batch_host != node:
+            return False
+        step = s.get(StepRow, (row.id, msg.step_id))
+        if step is not None and step.end_time is not None:
+            return False  # duplicate report
+        status = msg.exit_code
+        end = msg.end_time or now
+        if step is None:
+            step = StepRow(
+                job_id=row.id,
+                step_id=msg.step_id,
+                name="batch",
+                state="RUNNING",
+                start_time=msg.start_time or row.start_time,
+                nodes=node,
+                cpus=_cpus_on(row, node),
+                mem=_mem_on(row, node),
+            )
+            s.add(step)
+        step.exit_code, step.end_time = status, end
+        step.state = _step_state(status, row.state, msg.launch_failed)
+        if row.state == "RUNNING":
+            row.end_time = end
+            row.exit_code = status
+            if msg.launch_failed:
+                row.state, row.reason = "FAILED", msg.reason or "JobLaunchFailure"
+            elif os.WIFSIGNALED(status):
+                row.state, row.reason = "FAILED", "RaisedSignal"
+                row.state_desc = None
+            elif os.WEXITSTATUS(status) != 0:
+                row.state, row.reason = "FAILED", "NonZeroExitCode"
             else:
-                if row.exit_code in (None, 0):
-                    row.exit_code = status
-            row.flags = drop_flag(row.flags, "COMPLETING")
+                row.state, row.reason = "COMPLETED", "None"
+        else:
+            if row.exit_code in (None, 0):
+                row.exit_code = status
+        row.flags = drop_flag(row.flags, "COMPLETING")
         return True
 
     def running_on(self, node: str) -> list[JobRow]:

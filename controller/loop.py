@@ -12,7 +12,12 @@ a completion, a node registering — ``wake()``) and at least every
    SIGKILL), with Slurm's "DUE TO TIME LIMIT" line in the job's output;
 3. scheduling: the pure ``schedule_pass`` decides; the store records the
    starts and every pending job's reason in one transaction;
-4. dispatch: signed launch orders go to the batch hosts, concurrently.
+4. dispatch: signed launch orders go to the batch hosts, concurrently, one
+   request per node carrying all its orders of this pass (each order keeps
+   its own credential).
+
+Passes are coalesced: one starts at least ``MIN_GAP`` after the previous
+one ended, so a burst of 500 submissions costs a few passes, not 500.
 
 Database work runs in a worker thread so the event loop keeps answering
 requests.  The policy never sees the database and never reads the clock.
@@ -23,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from sqlalchemy import select, update
@@ -45,6 +51,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("slurmctld.loop")
 
 TICK = 1.0  # seconds between passes when nothing happens
+MIN_GAP = 0.01  # seconds from the end of a pass to the start of the next, at least
 
 
 class SchedulerLoop:
@@ -53,6 +60,7 @@ class SchedulerLoop:
         self._event = asyncio.Event()
         self._stopped = False
         self.passes = 0
+        self._last_end = 0.0
 
     def wake(self) -> None:
         self._event.set()
@@ -67,6 +75,10 @@ class SchedulerLoop:
                 await asyncio.wait_for(self._event.wait(), timeout=TICK)
             except TimeoutError:
                 pass
+            # coalesce: events arriving while busy are served together by the next pass
+            gap = self._last_end + MIN_GAP - time.monotonic()
+            if gap > 0:
+                await asyncio.sleep(gap)
             self._event.clear()
             if self._stopped:
                 break
@@ -74,14 +86,18 @@ class SchedulerLoop:
                 await self.tick()
             except Exception:  # keep the controller alive; the next tick retries
                 log.exception("event=tick_failed")
+            self._last_end = time.monotonic()
 
     async def tick(self) -> None:
         orders: list[AgentOrder] = []
         orders += await asyncio.to_thread(self._liveness)
         orders += await asyncio.to_thread(self._time_limits)
         launches = await asyncio.to_thread(self._schedule)
+        per_node: dict[AgentAddress, list[LaunchSpec]] = {}
+        for spec, addr in launches:
+            per_node.setdefault(addr, []).append(spec)
         await asyncio.gather(
-            *(self._launch(spec, addr) for spec, addr in launches),
+            *(self._launch(specs, addr) for addr, specs in per_node.items()),
             *(self.dispatch(o) for o in orders),
         )
         self.passes += 1
@@ -205,12 +221,17 @@ class SchedulerLoop:
 
     # --------------------------------------------------------- dispatch
 
-    async def _launch(self, spec: LaunchSpec, to: AgentAddress) -> None:
+    async def _launch(self, specs: list[LaunchSpec], to: AgentAddress) -> None:
+        """One request carries every start of this pass for ``to`` (each order signed)."""
         try:
-            await self.ctl.agents.launch(to, spec)
+            errors = await self.ctl.agents.launch_many(to, specs)
         except AgentError as e:
+            errors = [e] * len(specs)
+        failed = [(spec, e) for spec, e in zip(specs, errors, strict=True) if e is not None]
+        for spec, e in failed:
             log.warning("event=launch_failed job=%s node=%s error=%r", spec.job_id, to.node, str(e))
             await asyncio.to_thread(self._launch_failed, spec, e.refused)
+        if failed:
             self.wake()
 
     def _launch_failed(self, spec: LaunchSpec, refused: bool) -> None:

@@ -343,6 +343,33 @@ class JobCompletion:
 
 
 @dataclass
+class CompletionBatch:
+    """Agent -> controller: every completion the agent still owes, in one request.
+
+    The controller records them in one transaction and answers one
+    :class:`CompletionAck` per item; the agent deletes a spool file only for
+    an item acknowledged ``ok``.  Every item must name the signing node.
+    """
+
+    completions: list[JobCompletion] = field(default_factory=list)
+
+
+@dataclass
+class CompletionAck:
+    """Controller -> agent: one completion of a batch is recorded (or was already)."""
+
+    job_id: int
+    restarts: int
+    ok: bool = True  # durable: the agent may forget it
+    changed: bool = False  # False: a duplicate or a stale run, nothing changed
+
+
+@dataclass
+class CompletionAcks:
+    results: list[CompletionAck] = field(default_factory=list)
+
+
+@dataclass
 class LaunchSpec:
     """Controller -> agent: run the batch script of one job.
 
@@ -388,4 +415,6 @@ class SignalSpec:
 _NESTED: dict[tuple[type, str], type] = {
     (JobInfo, "alloc"): NodeAlloc,
     (JobInfo, "steps"): StepInfo,
+    (CompletionBatch, "completions"): JobCompletion,
+    (CompletionAcks, "results"): CompletionAck,
 }

@@ -9,6 +9,8 @@ from fastapi import APIRouter
 from controller.api.deps import Ctl, NodeCaller, UserCaller
 from controller.api.schemas import (
     Ack,
+    CompletionAcksModel,
+    CompletionBatchModel,
     ConfigItems,
     Health,
     HeartbeatIn,
@@ -24,7 +26,16 @@ from controller.api.schemas import (
 from slurmlite import errors
 from slurmlite.config import config_items
 from slurmlite.errors import SlurmError
-from slurmlite.protocol import JobCompletion, NodeRegister, NodeUpdate, from_dict, to_dict
+from slurmlite.protocol import (
+    CompletionAck,
+    CompletionAcks,
+    CompletionBatch,
+    JobCompletion,
+    NodeRegister,
+    NodeUpdate,
+    from_dict,
+    to_dict,
+)
 
 open_router = APIRouter(tags=["health"])
 user_router = APIRouter(prefix="/v1", tags=["cluster"])
@@ -97,3 +108,25 @@ async def complete(job_id: int, body: JobCompletionModel, node: NodeCaller, ctl:
     changed = await asyncio.to_thread(ctl.jobs.complete, node, msg)
     ctl.loop.wake()
     return Ack(ok=True, changed=changed)
+
+
+@node_router.post("/nodes/{name}/completions", response_model=CompletionAcksModel)
+async def complete_many(name: str, body: CompletionBatchModel, node: NodeCaller, ctl: Ctl):  # type: ignore[valid-type]
+    """Every completion a node owes, recorded in one transaction; one ack per item.
+
+    Refused whole (403, nothing recorded) if the path or any item names
+    another node than the one that signed the request.
+    """
+    batch = from_dict(CompletionBatch, body.model_dump())  # type: ignore[attr-defined]
+    strangers = sorted({m.node for m in batch.completions if m.node != node})
+    if name != node or strangers:
+        who = ",".join(strangers) or name
+        raise SlurmError(errors.ESLURM_ACCESS_DENIED, f"node {node} cannot report for {who}")
+    changed = await asyncio.to_thread(ctl.jobs.complete_many, node, batch.completions)
+    if any(changed):
+        ctl.loop.wake()
+    acks = [
+        CompletionAck(m.job_id, m.restarts, ok=True, changed=c)
+        for m, c in zip(batch.completions, changed, strict=True)
+    ]
+    return to_dict(CompletionAcks(acks))

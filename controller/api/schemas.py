@@ -67,6 +67,8 @@ CancelResultModel = mirror(p.CancelResult)
 NodeRegisterModel = mirror(p.NodeRegister)
 JobCompletionModel = mirror(p.JobCompletion)
 NodeUpdateModel = mirror(p.NodeUpdate)
+CompletionBatchModel = mirror(p.CompletionBatch)
+CompletionAcksModel = mirror(p.CompletionAcks)
 
 WIRE_DATACLASSES = [
     p.JobSubmit,
@@ -81,6 +83,9 @@ WIRE_DATACLASSES = [
     p.NodeRegister,
     p.JobCompletion,
     p.NodeUpdate,
+    p.CompletionBatch,
+    p.CompletionAck,
+    p.CompletionAcks,
 ]
 
 

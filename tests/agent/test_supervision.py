@@ -259,10 +259,13 @@ class FakeController:
         self.received: list[dict[str, Any]] = []
 
     async def post(self, path: str, payload: dict[str, Any]) -> Any:
-        self.received.append(payload)
+        # the batch route: one record per completion, one acknowledgement per item
+        items = payload["completions"] if path.endswith("/completions") else [payload]
+        self.received.extend(items)
         code = 503 if self.fail > 0 else 200
         self.fail -= 1
-        return type("Answer", (), {"status_code": code, "text": ""})()
+        acks = {"results": [{**i, "ok": code == 200, "changed": True} for i in items]}
+        return type("Answer", (), {"status_code": code, "text": "", "json": lambda _: acks})()
 
 
 def test_restarted_agent_adopts_reports_and_forgets_after_acknowledgement(

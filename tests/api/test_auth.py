@@ -81,6 +81,65 @@ def test_client_mistakes_are_4xx_never_500(harness):
     assert h.client.post("/v1/jobs", json={"name": 3}).status_code == 422
     h.submit()
     r = h.client.get("/v1/jobs", params={"ids": "abc", "all_states": True})
-    assert (r.status_code, r.json()) == (200, {"jobs": []})  # a bad id matches nothing, not everything
+    assert (r.status_code, r.json()) == (
+        200,
+        {"jobs": []},
+    )  # a bad id matches nothing, not everything
     r = h.client.post("/v1/nodes/update", json={"names": ["n1"], "state": "drain", "reason": "x"})
     assert r.status_code == 403  # alice is no admin
+
+
+def _completion(node: str, jid: int, exit_code: int = 0) -> dict:
+    return {"node": node, "job_id": jid, "restarts": 0, "step_id": "batch", "exit_code": exit_code}
+
+
+def test_batch_completions_are_node_signed_and_a_node_cannot_report_for_another(harness):
+    h = harness
+    jid = h.submit()["job_id"]
+    h.tick()
+    holder = h.job(jid)["batch_host"]
+    other = "n2" if holder == "n1" else "n1"
+    client = _bare_client(h)
+    batch = {"completions": [_completion(holder, jid)]}
+    path = f"/v1/nodes/{holder}/completions"
+    assert client.post(path, json=batch).status_code == 401  # unsigned
+    # another node's valid signature, on the holder's path: refused
+    assert _signed(client, other, path, batch, now=h.clock()).status_code == 403
+    # on its own path, but carrying the holder's completion: refused whole
+    r = _signed(client, other, f"/v1/nodes/{other}/completions", batch, now=h.clock())
+    assert r.status_code == 403 and r.json()["errno"] == errors.ESLURM_ACCESS_DENIED
+    assert h.job(jid)["state"] == "RUNNING"  # nothing was recorded
+    r = _signed(client, holder, path, batch, now=h.clock())
+    assert r.status_code == 200
+    assert r.json() == {"results": [{"job_id": jid, "restarts": 0, "ok": True, "changed": True}]}
+    assert h.job(jid)["state"] == "COMPLETED"
+
+
+def test_batch_completions_answer_per_item_and_repeats_change_nothing(harness):
+    h = harness
+    ok, bad = h.submit()["job_id"], h.submit()["job_id"]
+    h.tick()
+    assert h.job(ok)["batch_host"] == h.job(bad)["batch_host"] == "n1"  # 1 CPU each, 2 on n1
+    client = _bare_client(h)
+    path = "/v1/nodes/n1/completions"
+    items = [
+        _completion("n1", ok),
+        _completion("n1", bad, exit_code=3 << 8),  # exit 3
+        _completion("n1", ok),  # repeated within the batch
+        _completion("n1", 999),  # a job the controller does not know
+    ]
+    r = _signed(client, "n1", path, {"completions": items}, now=h.clock())
+    assert [(a["job_id"], a["ok"], a["changed"]) for a in r.json()["results"]] == [
+        (ok, True, True),
+        (bad, True, True),
+        (ok, True, False),
+        (999, True, False),
+    ]
+    assert (h.job(ok)["state"], h.job(bad)["state"]) == ("COMPLETED", "FAILED")
+    assert h.job(bad)["exit_code"] == 3 << 8
+    # the agent re-sends after a lost answer: acknowledged again, nothing changes
+    again = [_completion("n1", ok, exit_code=9), _completion("n1", bad)]
+    r = _signed(client, "n1", path, {"completions": again}, now=h.clock())
+    assert [(a["ok"], a["changed"]) for a in r.json()["results"]] == [(True, False)] * 2
+    assert (h.job(ok)["state"], h.job(bad)["state"]) == ("COMPLETED", "FAILED")
+    assert h.job(ok)["exit_code"] == 0
