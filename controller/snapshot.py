@@ -47,7 +47,9 @@ def pending_job(row: JobRow) -> PendingJob:
     )
 
 
-def node_views(cfg: Config, nodes: NodeService, now: float, idle: bool = False) -> tuple[NodeView, ...]:
+def node_views(
+    cfg: Config, nodes: NodeService, now: float, idle: bool = False
+) -> tuple[NodeView, ...]:
     """Every node as the scheduler sees it; ``idle=True`` skips what jobs hold (submit checks)."""
     use = {} if idle else nodes.usage()
     order = {n.name: i for i, n in enumerate(cfg.nodes)}
@@ -94,15 +96,37 @@ def partition_views(cfg: Config) -> tuple[PartitionView, ...]:
 
 # the columns a pending job's request needs (loading whole rows would drag scripts along)
 PENDING_COLUMNS = (
-    JobRow.id, JobRow.priority, JobRow.submit_time, JobRow.partition, JobRow.user, JobRow.nodes_min,
-    JobRow.nodes_max, JobRow.ntasks, JobRow.ntasks_per_node, JobRow.cpus_per_task, JobRow.mem_per_node,
-    JobRow.mem_per_cpu, JobRow.mem_per_gpu, JobRow.gpus_per_node, JobRow.gpus_total, JobRow.gpu_type,
-    JobRow.time_limit, JobRow.req_nodes, JobRow.exc_nodes, JobRow.exclusive, JobRow.constraint,
-    JobRow.hold, JobRow.eligible_time, JobRow.reason, JobRow.state_desc,
+    JobRow.id,
+    JobRow.priority,
+    JobRow.submit_time,
+    JobRow.partition,
+    JobRow.user,
+    JobRow.nodes_min,
+    JobRow.nodes_max,
+    JobRow.ntasks,
+    JobRow.ntasks_per_node,
+    JobRow.cpus_per_task,
+    JobRow.mem_per_node,
+    JobRow.mem_per_cpu,
+    JobRow.mem_per_gpu,
+    JobRow.gpus_per_node,
+    JobRow.gpus_total,
+    JobRow.gpu_type,
+    JobRow.time_limit,
+    JobRow.req_nodes,
+    JobRow.exc_nodes,
+    JobRow.exclusive,
+    JobRow.constraint,
+    JobRow.hold,
+    JobRow.eligible_time,
+    JobRow.reason,
+    JobRow.state_desc,
 )
 
 
-def take(db: Database, cfg: Config, nodes: NodeService, now: float) -> tuple[Snapshot, dict[int, tuple[str, str | None]]]:
+def take(
+    db: Database, cfg: Config, nodes: NodeService, now: float
+) -> tuple[Snapshot, dict[int, tuple[str, str | None]]]:
     """The snapshot, and each pending job's current (reason, description) to spot changes."""
     with db.read() as s:
         rows = list(s.execute(select(*PENDING_COLUMNS).where(JobRow.state == "PENDING")))

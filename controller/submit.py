@@ -92,7 +92,9 @@ class SubmitValidator:
             limit = part.default_time if part.default_time is not None else part.max_time
         plan = SubmitPlan(partition=part, time_limit=limit, memory=self._memory(req))
         probe = pending_job(self._probe_row(req, plan))
-        views = [v for v in node_views(self.cfg, self.nodes, 0.0, idle=True) if v.name in part.nodes]
+        views = [
+            v for v in node_views(self.cfg, self.nodes, 0.0, idle=True) if v.name in part.nodes
+        ]
         pview = next(p for p in partition_views(self.cfg) if p.name == part.name)
         rejection = check_submit(probe, pview, views, self.policy)
         if rejection is not None:

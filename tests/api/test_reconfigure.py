@@ -15,8 +15,10 @@ def test_reconfigure_applies_new_partitions_and_defaults_and_keeps_jobs(harness,
     conf.write_text(text)
     running = h.submit()["job_id"]
     h.tick()
-    conf.write_text(text.replace("DefMemPerCPU=1000", "DefMemPerCPU=500")
-                    + "PartitionName=gpu Nodes=n2 MaxTime=30 State=UP\n")
+    conf.write_text(
+        text.replace("DefMemPerCPU=1000", "DefMemPerCPU=500")
+        + "PartitionName=gpu Nodes=n2 MaxTime=30 State=UP\n"
+    )
     h.as_user(ROOT)
     r = h.client.post("/v1/reconfigure")
     assert r.status_code == 200 and r.json()["warnings"] == []
@@ -38,13 +40,20 @@ def test_reconfigure_is_for_admins_and_a_broken_file_changes_nothing(harness):
     conf.write_text(CONF.format(dir=conf.parent) + "NodeName=n9 CPUs=abc\n")
     r = h.client.post("/v1/reconfigure")
     assert r.status_code == 400 and "slurm.conf:" in r.json()["detail"]
-    assert [p["name"] for p in h.client.get("/v1/partitions").json()["partitions"]] == ["debug", "long"]
+    assert [p["name"] for p in h.client.get("/v1/partitions").json()["partitions"]] == [
+        "debug",
+        "long",
+    ]
 
 
 def test_restart_only_keys_are_kept_with_a_warning(harness):
     h = harness
     conf = Path(h.ctl.cfg.path)
-    conf.write_text(CONF.format(dir=conf.parent).replace("ClusterName=anchor", "ClusterName=anchor\nSlurmctldPort=7000"))
+    conf.write_text(
+        CONF.format(dir=conf.parent).replace(
+            "ClusterName=anchor", "ClusterName=anchor\nSlurmctldPort=7000"
+        )
+    )
     h.as_user(ROOT)
     old = h.ctl.cfg.slurmctld_port
     warnings = h.client.post("/v1/reconfigure").json()["warnings"]

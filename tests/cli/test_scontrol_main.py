@@ -286,7 +286,11 @@ def test_reconfigure_asks_the_controller_and_reports_refusals(fake, capsys):
     assert run(capsys, ["reconfigure"]) == ("", "", 0)
     assert fake.reconfigured == 1
     fake.reconfigure_error = SlurmError(ESLURM_ACCESS_DENIED)
-    assert run(capsys, ["reconfigure"]) == ("", "slurm_reconfigure error: Access/permission denied\n", 1)
+    assert run(capsys, ["reconfigure"]) == (
+        "",
+        "slurm_reconfigure error: Access/permission denied\n",
+        1,
+    )
 
 
 def test_interactive_mode_reads_commands_until_exit(fake, capsys, monkeypatch):

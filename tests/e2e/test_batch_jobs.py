@@ -211,7 +211,9 @@ def test_export_controls_the_job_environment(cluster, jobdir):
     def echo(export: str) -> str:
         opt = f"--export={export} " if export else ""
         # FOO is set in the submitting shell's environment
-        r = cluster.run(f"sbatch --parsable {opt}--wrap 'echo \"[$FOO] [$BAR]\"'", cwd=jobdir, FOO="from-shell")
+        r = cluster.run(
+            f"sbatch --parsable {opt}--wrap 'echo \"[$FOO] [$BAR]\"'", cwd=jobdir, FOO="from-shell"
+        )
         jid = int(r.stdout)
         cluster.wait_done(jid)
         return (jobdir / f"slurm-{jid}.out").read_text()
@@ -225,15 +227,20 @@ def test_export_controls_the_job_environment(cluster, jobdir):
 def test_test_only_answers_without_submitting(cluster, jobdir):
     r = cluster.run("sbatch --test-only -N1 --wrap true", cwd=jobdir)
     assert r.returncode == 0 and r.stdout == ""
-    assert re.fullmatch(r"sbatch: Job \d+ to start at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d using 1 processors "
-                        r"on nodes n[12] in partition debug\n", r.stderr)
+    assert re.fullmatch(
+        r"sbatch: Job \d+ to start at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d using 1 processors "
+        r"on nodes n[12] in partition debug\n",
+        r.stderr,
+    )
     job = int(r.stderr.split()[2])
     assert cluster.run(f"squeue -h -t all -j {job}").returncode == 1  # nothing was queued
 
 
 def test_config_and_cluster_views_clients_parse(cluster):
     r = cluster.run("scontrol show config")
-    assert "MinJobAge               = 300 sec" in r.stdout or re.search(r"^MinJobAge\s+= 300 sec$", r.stdout, re.M)
+    assert "MinJobAge               = 300 sec" in r.stdout or re.search(
+        r"^MinJobAge\s+= 300 sec$", r.stdout, re.M
+    )
     assert re.search(r"^MaxArraySize\s+= 1001$", r.stdout, re.M)
     r = cluster.run("sinfo -o %C")
     assert r.stdout.splitlines()[0] == "CPUS(A/I/O/T)"
@@ -243,7 +250,7 @@ def test_config_and_cluster_views_clients_parse(cluster):
 
 def test_scancel_signal_reaches_steps_not_the_batch_shell_unless_asked(cluster, jobdir):
     script = "trap 'echo got USR1; exit 0' USR1; echo ready; while :; do sleep 0.1; done"
-    jid = cluster.submit(f"--wrap \"{script}\"", cwd=jobdir)
+    jid = cluster.submit(f'--wrap "{script}"', cwd=jobdir)
     out = jobdir / f"slurm-{jid}.out"
     deadline = time.monotonic() + 20
     while not (out.exists() and "ready" in out.read_text()) and time.monotonic() < deadline:

@@ -171,8 +171,11 @@ def test_scontrol_reconfigure_rereads_the_file_without_dropping_jobs(own):
         c.conf.write_text(original + "PartitionName=broken Nodes=nosuchnode\n")
         r = c.run("scontrol reconfigure")
         assert r.returncode == 1
-        assert re.fullmatch(r"slurm_reconfigure error: Invalid configuration file: slurm\.conf:\d+: "
-                            r"partition 'broken' names unknown node 'nosuchnode'\n", r.stderr)
+        assert re.fullmatch(
+            r"slurm_reconfigure error: Invalid configuration file: slurm\.conf:\d+: "
+            r"partition 'broken' names unknown node 'nosuchnode'\n",
+            r.stderr,
+        )
     finally:
         c.conf.write_text(original)
         c.run("scontrol reconfigure")
@@ -184,8 +187,14 @@ def test_cluster_up_twice_is_harmless_and_status_lists_the_daemons(own):
     before = {p.name: read_pid(p) for p in (c.directory / "run").glob("*.pid")}
     r = c.run(f"slurmlite cluster up --dir {c.directory} --nodelist 'rs[1-2]'")
     assert (r.returncode, r.stdout) == (0, f"cluster in {c.directory} is already up\n")
-    assert {p.name: read_pid(p) for p in (c.directory / "run").glob("*.pid")} == before  # nothing restarted
+    assert {
+        p.name: read_pid(p) for p in (c.directory / "run").glob("*.pid")
+    } == before  # nothing restarted
     r = c.run(f"slurmlite cluster status --dir {c.directory}")
     assert r.returncode == 0
-    assert [line.split()[0] for line in r.stdout.splitlines()] == ["slurmd-rs1", "slurmd-rs2", "slurmctld"]
+    assert [line.split()[0] for line in r.stdout.splitlines()] == [
+        "slurmd-rs1",
+        "slurmd-rs2",
+        "slurmctld",
+    ]
     assert all(line.endswith("running") for line in r.stdout.splitlines())
