@@ -139,7 +139,7 @@ class BenchCluster:
 
 @contextmanager
 def bench_cluster(
-    cpus_per_node: int = 4, log: Callable[[str], None] = print
+    cpus_per_node: int = 4, log: Callable[[str], None] = print, store_url: str | None = None
 ) -> Iterator[BenchCluster]:
     """Start a 2-node cluster in a fresh temp dir; always stop it and remove the dir."""
     base = Path(tempfile.mkdtemp(prefix="slurmlite-bench-"))
@@ -149,6 +149,7 @@ def bench_cluster(
         nodelist=NODELIST,
         cpus_per_node=cpus_per_node,
         cluster_name="bench",
+        store_url=store_url,
     )
     work = base / "work"
     work.mkdir(mode=0o777)

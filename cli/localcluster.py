@@ -52,6 +52,7 @@ class ClusterSpec:
     cluster_name: str = "local"
     def_mem_per_cpu: int | None = None  # default: RealMemory / CPUs, so jobs share nodes
     extra_partitions: tuple[str, ...] = ()  # more PartitionName= lines (tests, demos)
+    store_url: str | None = None  # SlurmliteStoreURL (default: SQLite under the cluster dir)
 
     @property
     def conf(self) -> Path:
@@ -193,6 +194,7 @@ def render_conf(
         f"SlurmliteKeyFile={d}/slurmlite.key",
         f"SlurmliteSocket={d}/state/slurmctld.sock",
         "SlurmUser=root",
+        *([f"SlurmliteStoreURL={spec.store_url}"] if spec.store_url else []),
         "# compressed timeouts: a silent node is DOWN after 5 s, kills wait 2 s",
         "SlurmdTimeout=5",
         "SlurmliteHeartbeatInterval=1",
