@@ -49,14 +49,20 @@ def to_dict(obj: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in _field_names(type(obj)):
         value = getattr(obj, name)
-        if isinstance(value, list):
-            value = [to_dict(v) if dataclasses.is_dataclass(v) else v for v in value]
-        elif isinstance(value, dict):
+        kind = type(value)
+        if kind in _SCALARS:
+            pass
+        elif kind is list:
+            value = [v if type(v) in _SCALARS else to_dict(v) for v in value]
+        elif kind is dict:
             value = dict(value)
         elif dataclasses.is_dataclass(value):
             value = to_dict(value)
         out[name] = value
     return out
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def from_dict(cls: type[T], data: dict[str, Any]) -> T:
