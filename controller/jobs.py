@@ -19,18 +19,19 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import defer
 
 from controller.auth import Caller, may_act_on
-from controller.convert import add_flag, drop_flag, job_info, split_list
+from controller.convert import add_flag, drop_flag, job_dict, job_info, split_list
 from controller.store.db import Database
 from controller.store.models import JobRow, MetaRow, StepRow
 from controller.submit import SubmitValidator
 from slurmlite import errors
 from slurmlite.errors import SlurmError
-from slurmlite.protocol import CancelRequest, CancelResult, JobCompletion, JobInfo, JobSubmit
+from slurmlite.protocol import CancelRequest, CancelResult, JobCompletion, JobSubmit
 from slurmlite.states import DEFAULT_SQUEUE_STATES, is_finished, job_matches_states
 
 
@@ -114,7 +115,10 @@ class JobService:
         accounting: bool = False,
         start: float | None = None,
         end: float | None = None,
-    ) -> list[JobInfo]:
+        as_dicts: bool = False,
+    ) -> list[Any]:
+        """Jobs as ``JobInfo`` (or, with ``as_dicts``, their JSON-ready dicts)."""
+        make = job_dict if as_dicts else job_info
         now = self.clock()
         with self.db.read() as s:
             # scripts and environments are never shown: leave them in the store
@@ -141,7 +145,7 @@ class JobService:
                 ids = [r.id for r in rows]
                 for st in s.scalars(select(StepRow).where(StepRow.job_id.in_(ids))):
                     steps.setdefault(st.job_id, []).append(st)
-        out: list[JobInfo] = []
+        out: list[Any] = []
         wanted = states if states is not None else (None if all_states else DEFAULT_SQUEUE_STATES)
         for r in rows:
             flags = split_list(r.flags)
@@ -154,7 +158,7 @@ class JobService:
             if accounting and (start is not None or end is not None):
                 if not _in_window(r, start, end):
                     continue
-            out.append(job_info(r, _sorted_steps(steps.get(r.id, []))))
+            out.append(make(r, _sorted_steps(steps.get(r.id, []))))
         return out
 
     def get_script(self, caller: Caller, job_id: int) -> str:
