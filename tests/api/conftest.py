@@ -70,7 +70,8 @@ class Harness:
         for n in ("n1", "n2"):
             self.ctl.nodes.heartbeat(n)
 
-    def submit(self, **fields) -> dict:
+    def post_job(self, **fields):  # type: ignore[no-untyped-def]
+        """POST a submission (defaults for what a test does not care about); the raw response."""
         body = {
             "script": "#!/bin/sh\ntrue\n",
             "name": "job",
@@ -79,7 +80,10 @@ class Harness:
             "submit_host": "vm",
             **fields,
         }
-        return self.client.post("/v1/jobs", json=body).json()
+        return self.client.post("/v1/jobs", json=body)
+
+    def submit(self, **fields) -> dict:
+        return self.post_job(**fields).json()
 
     def job(self, job_id: int) -> dict:
         jobs = self.client.get(
@@ -89,14 +93,15 @@ class Harness:
         return jobs[0]
 
 
-def register(ctl: Controller, name: str, gpus: int = 2) -> None:
+def register(ctl: Controller, name: str, gpus: int = 2, cpus: int = 2) -> None:
+    """The node's agent registers, reporting these resources (configured: 2 CPUs, 2 GPUs)."""
     ctl.nodes.register(
         NodeRegister(
             name=name,
             addr="127.0.0.1",
             port=6818,
             hostname=name,
-            cpus=2,
+            cpus=cpus,
             real_memory=4000,
             gpus=["gpu"] * gpus,
             gpu_type=None,

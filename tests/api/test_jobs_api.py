@@ -79,43 +79,13 @@ def test_gpu_jobs_share_nodes_and_third_waits_for_resources(harness):
 
 def test_bad_partition_account_qos_and_impossible_requests_are_refused(harness):
     h = harness
-    r = h.client.post(
-        "/v1/jobs",
-        json={
-            "script": "#!/bin/sh\n",
-            "name": "x",
-            "work_dir": "/",
-            "submit_dir": "/",
-            "submit_host": "vm",
-            "partition": "nosuch",
-        },
-    )
+    r = h.post_job(partition="nosuch")
     assert r.status_code == 404 or r.status_code == 400
     assert r.json()["errno"] == errors.ESLURM_INVALID_PARTITION_NAME
     assert r.json()["detail"] == "invalid partition specified: nosuch"
-    r = h.client.post(
-        "/v1/jobs",
-        json={
-            "script": "#!/bin/sh\n",
-            "name": "x",
-            "work_dir": "/",
-            "submit_dir": "/",
-            "submit_host": "vm",
-            "account": "nosuch",
-        },
-    )
+    r = h.post_job(account="nosuch")
     assert r.json()["errno"] == errors.ESLURM_INVALID_ACCOUNT
-    r = h.client.post(
-        "/v1/jobs",
-        json={
-            "script": "#!/bin/sh\n",
-            "name": "x",
-            "work_dir": "/",
-            "submit_dir": "/",
-            "submit_host": "vm",
-            "gres_per_node": 5,
-        },
-    )
+    r = h.post_job(gres_per_node=5)
     assert r.json()["errno"] == errors.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
     # like Slurm, the refused request used a job id and shows as FAILED (BadConstraints)
     failed = h.client.get("/v1/jobs", params={"all_states": True}).json()["jobs"]

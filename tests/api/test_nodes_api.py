@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from slurmlite.protocol import NodeRegister
-from tests.api.conftest import ROOT
+from tests.api.conftest import ROOT, register
 
 
 def nodes(h) -> dict[str, dict]:
@@ -12,47 +11,14 @@ def nodes(h) -> dict[str, dict]:
 
 def test_node_reporting_less_than_configured_is_drained_with_slurms_reason(harness):
     h = harness
-    h.ctl.nodes.register(
-        NodeRegister(
-            name="n2",
-            addr="127.0.0.1",
-            port=6818,
-            hostname="n2",
-            cpus=2,
-            real_memory=4000,
-            gpus=[],
-            gpu_type=None,
-        )
-    )
+    register(h.ctl, "n2", gpus=0)
     n2 = nodes(h)["n2"]
     assert "DRAIN" in n2["flags"] and "INVALID_REG" in n2["flags"]
     assert n2["reason"] == "gres/gpu count reported lower than configured (0 < 2)"
-    h.ctl.nodes.register(
-        NodeRegister(
-            name="n2",
-            addr="127.0.0.1",
-            port=6818,
-            hostname="n2",
-            cpus=1,
-            real_memory=4000,
-            gpus=["g", "g"],
-            gpu_type=None,
-        )
-    )
+    register(h.ctl, "n2", cpus=1)
     assert nodes(h)["n2"]["reason"] == "Low socket*core*thread count"
     # a good registration clears a registration problem by itself
-    h.ctl.nodes.register(
-        NodeRegister(
-            name="n2",
-            addr="127.0.0.1",
-            port=6818,
-            hostname="n2",
-            cpus=2,
-            real_memory=4000,
-            gpus=["g", "g"],
-            gpu_type=None,
-        )
-    )
+    register(h.ctl, "n2")
     assert nodes(h)["n2"]["flags"] == [] and nodes(h)["n2"]["state"] == "IDLE"
 
 
