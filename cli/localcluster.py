@@ -330,18 +330,21 @@ def cancel_all(directory: Path, timeout: float = 10.0) -> None:
 
 
 def down(directory: Path, timeout: float = 15.0) -> list[str]:
+    """Cancel the jobs, then stop every daemon of the cluster at once (TERM, KILL after ``timeout``)."""
     directory = directory.resolve()
     if controller_up(ClusterSpec(directory)):
         cancel_all(directory)
-    stopped = []
+    running = []
     for path in pid_files(directory):
         pid = read_pid(path)
-        if pid is None or not pid_alive(pid):
-            continue
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while pid_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        if pid is not None and pid_alive(pid):
+            os.kill(pid, signal.SIGTERM)
+            running.append((path, pid))
+    deadline = time.monotonic() + timeout
+    while any(pid_alive(pid) for _, pid in running) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stopped = []
+    for path, pid in running:
         if pid_alive(pid):
             os.kill(pid, signal.SIGKILL)
         stopped.append(f"{path.stem} (pid {pid})")
