@@ -98,6 +98,7 @@ def main(foreground: bool, conf_file: str | None, verbose: int) -> None:
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     write_pid(cfg.slurmctld_pidfile)
     try:
         asyncio.run(serve(cfg, key, sockets))
