@@ -25,8 +25,9 @@ def drop_flag(flags: str, flag: str) -> str:
     return ",".join(f for f in split_list(flags) if f != flag)
 
 
-def allocs_of(row: JobRow) -> list[NodeAlloc]:
-    return [NodeAlloc(**a) for a in json.loads(row.alloc or "[]")]
+def allocs_of(alloc: str | None) -> list[NodeAlloc]:
+    """A job row's ``alloc`` column (JSON) as ``NodeAlloc`` values."""
+    return [NodeAlloc(**a) for a in json.loads(alloc or "[]")]
 
 
 def step_dict(step: StepRow) -> dict[str, Any]:

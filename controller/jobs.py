@@ -14,7 +14,6 @@ resources free.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import defer
 
 from controller.auth import Caller, may_act_on
-from controller.convert import add_flag, drop_flag, job_dict, job_info, split_list
+from controller.convert import add_flag, allocs_of, drop_flag, job_dict, job_info, split_list
 from controller.store.db import Database
 from controller.store.models import JobRow, MetaRow, StepRow
 from controller.submit import SubmitValidator
@@ -189,13 +188,7 @@ class JobService:
             for jid in req.job_ids:
                 row = s.get(JobRow, jid)
                 if row is None:
-                    out.results.append(
-                        CancelResult(
-                            jid,
-                            message_of(errors.ESLURM_INVALID_JOB_ID),
-                            errors.ESLURM_INVALID_JOB_ID,
-                        )
-                    )
+                    out.results.append(_refused(jid, errors.ESLURM_INVALID_JOB_ID))
                     continue
                 rows.append(row)
         else:
@@ -220,27 +213,15 @@ class JobService:
         self, caller: Caller, row: JobRow, req: CancelRequest, now: float, out: CancelOutcome
     ) -> None:
         if not may_act_on(caller, row.uid):
-            out.results.append(
-                CancelResult(
-                    row.id, message_of(errors.ESLURM_ACCESS_DENIED), errors.ESLURM_ACCESS_DENIED
-                )
-            )
+            out.results.append(_refused(row.id, errors.ESLURM_ACCESS_DENIED))
             return
         if is_finished(row.state):
-            out.results.append(
-                CancelResult(
-                    row.id, message_of(errors.ESLURM_ALREADY_DONE), errors.ESLURM_ALREADY_DONE
-                )
-            )
+            out.results.append(_refused(row.id, errors.ESLURM_ALREADY_DONE))
             return
         if req.signal is not None:
             if row.state != "RUNNING" or not row.batch_host:
                 # a signal to a job that is not running: Slurm answers with an error
-                out.results.append(
-                    CancelResult(
-                        row.id, message_of(errors.ESLURM_JOB_PENDING), errors.ESLURM_JOB_PENDING
-                    )
-                )
+                out.results.append(_refused(row.id, errors.ESLURM_JOB_PENDING))
                 return
             for node in split_list(row.nodes):
                 out.orders.append(
@@ -307,6 +288,7 @@ class JobService:
         status = msg.exit_code
         end = msg.end_time or now
         if step is None:
+            share = next((a for a in allocs_of(row.alloc) if a.node == node), None)
             step = StepRow(
                 job_id=row.id,
                 step_id=msg.step_id,
@@ -314,8 +296,8 @@ class JobService:
                 state="RUNNING",
                 start_time=msg.start_time or row.start_time,
                 nodes=node,
-                cpus=_cpus_on(row, node),
-                mem=_mem_on(row, node),
+                cpus=share.cpus if share else row.num_cpus,
+                mem=share.mem if share else 0,
             )
             s.add(step)
         step.exit_code, step.end_time = status, end
@@ -338,17 +320,13 @@ class JobService:
         row.flags = drop_flag(row.flags, "COMPLETING")
         return True
 
-    def running_on(self, node: str) -> list[JobRow]:
-        with self.db.read() as s:
-            q = select(JobRow).where(JobRow.state == "RUNNING")
-            return [r for r in s.scalars(q) if node in split_list(r.nodes)]
-
 
 LIVE_STATES = ("PENDING", "RUNNING", "SUSPENDED")
 
 
-def message_of(code: int) -> str:
-    return errors.message(code)
+def _refused(job_id: int, code: int) -> CancelResult:
+    """A cancel that did not happen, with Slurm's code and message."""
+    return CancelResult(job_id, errors.message(code), code)
 
 
 def _step_state(status: int, job_state: str, launch_failed: bool) -> str:
@@ -361,20 +339,6 @@ def _step_state(status: int, job_state: str, launch_failed: bool) -> str:
     if job_state in ("CANCELLED", "TIMEOUT"):
         return "CANCELLED"
     return "COMPLETED"
-
-
-def _cpus_on(row: JobRow, node: str) -> int:
-    for a in json.loads(row.alloc or "[]"):
-        if a["node"] == node:
-            return int(a["cpus"])
-    return row.num_cpus
-
-
-def _mem_on(row: JobRow, node: str) -> int:
-    for a in json.loads(row.alloc or "[]"):
-        if a["node"] == node:
-            return int(a["mem"])
-    return 0
 
 
 def _sorted_steps(steps: list[StepRow]) -> list[StepRow]:

@@ -19,7 +19,6 @@ Each registration and heartbeat also says which jobs the node holds;
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,12 +27,12 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from controller.convert import split_list
+from controller.convert import allocs_of, split_list
 from controller.reconcile import Reconciler
 from controller.store.db import Database
 from controller.store.models import JobRow, NodeRow
 from slurmlite.config import Config
-from slurmlite.protocol import NodeAlloc, NodeInfo, NodeRegister, NodeUpdate, PartitionInfo
+from slurmlite.protocol import NodeInfo, NodeRegister, NodeUpdate, PartitionInfo
 
 
 @dataclass
@@ -241,8 +240,7 @@ class NodeService:
             )
             for flags, alloc in s.execute(q):
                 completing = flags == "COMPLETING"
-                for a in json.loads(alloc or "[]"):
-                    a = NodeAlloc(**a)
+                for a in allocs_of(alloc):
                     u = use.setdefault(a.node, Usage())
                     u.cpus += a.cpus
                     u.mem += a.mem
