@@ -83,6 +83,17 @@ class Cluster:
 _counter = itertools.count()
 
 
+def wait_for(check, timeout: float = 20.0, what: str = "condition"):  # type: ignore[no-untyped-def]
+    """Poll ``check`` until it returns something true (returned); fail after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 @pytest.fixture(scope="session")
 def cluster():
     # not under pytest's private tmp dir: other users must reach SLURM_CONF and the work dirs

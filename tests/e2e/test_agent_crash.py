@@ -23,8 +23,7 @@ import pytest
 from cli import localcluster
 from cli.localcluster import ClusterSpec, down, read_pid, up
 from tests.agent.jobs import is_live
-from tests.e2e.conftest import Cluster
-from tests.e2e.test_daemons import wait_for
+from tests.e2e.conftest import Cluster, wait_for
 
 
 @pytest.fixture(scope="module")

@@ -9,25 +9,14 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 from cli.localcluster import ClusterSpec, down, read_pid, up
-from tests.e2e.conftest import BIN, Cluster
+from tests.e2e.conftest import BIN, Cluster, wait_for
 
 FAKE_NVML = Path(__file__).resolve().parents[1] / "agent" / "fake_nvml"
-
-
-def wait_for(check, timeout: float = 20.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture(scope="module")
