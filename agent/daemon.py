@@ -7,15 +7,10 @@ Three duties, each an asyncio task of the agent process:
 2. **heartbeat** every ``SlurmliteHeartbeatInterval`` seconds; an answer of
    "unknown node" (the controller lost its state) triggers a new registration;
 3. **report completions**: when a job's processes end, a ``JobCompletion`` is
-   written to the spool (``<spool>/completions/<job>.<restarts>.json``) and
-   posted until the controller acknowledges it; only then are the file and
-   the run's ``job<ID>`` directory removed, so a restarted agent re-sends
-   what was not acknowledged.  The controller ignores duplicates, so
-   re-sending is always safe.  Every file pending when the reporter wakes
-   goes in one request (``POST /v1/nodes/<name>/completions``, up to
-   ``REPORT_BATCH`` per request), which the controller records in one
-   transaction and answers with one acknowledgement per item; e.g. 40 jobs
-   that ended during one round trip cost one request, not 40.
+   spooled and posted until the controller acknowledges it, in batches
+   (``agent.completions``); only then is the run's ``job<ID>`` directory
+   dropped, so a restarted agent re-sends what was not acknowledged.  The
+   controller ignores duplicates, so re-sending is always safe.
 
 Crash safety: jobs run under per-job shell wrappers (``agent.wrapper``), not
 as children of the agent, so ``kill -9`` of the agent leaves them running.
@@ -30,7 +25,10 @@ completion awaits acknowledgement.
 Orders from the controller (launch, signal, terminate) are checked against
 their credential before anything is spawned or signalled (``verify_order``).
 A launch for a run this node already has (same job and restart count) is
-answered "already running" and spawns nothing.
+answered "already running" and spawns nothing.  Starts run on the event
+loop and overlap: spawning a wrapper takes a fraction of a millisecond, and
+the wait for its report is a pipe the loop watches (``launch``), so the 64
+orders of one request start together, not one after another.
 """
 
 from __future__ import annotations
@@ -41,14 +39,14 @@ import logging
 import os
 import platform
 import shutil
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx
 
+from agent.completions import CompletionSpool
 from agent.gres import GpuDevice, translate_gpu_env
 from agent.launcher import Launcher, LaunchError, RunningJob
 from slurmlite.config import Config, NodeConf
@@ -64,7 +62,6 @@ from slurmlite.protocol import JobCompletion, LaunchSpec, NodeRegister, SignalSp
 
 log = logging.getLogger("slurmd")
 VERSION = "22.05.8"
-REPORT_BATCH = 500  # completions per request; the controller records each batch in one transaction
 
 
 class OrderRefused(Exception):
@@ -83,7 +80,7 @@ class Job:
 
 
 @dataclass
-class AgentState:
+class AgentState(CompletionSpool):
     cfg: Config
     name: str
     cluster_key: bytes
@@ -99,10 +96,9 @@ class AgentState:
 
     def __post_init__(self) -> None:
         self.launcher = Launcher(self.spool)
-        self._spawn_lock = threading.Lock()
         self._node_key = node_key(self.cluster_key, self.name)
         self._ctl_key = controller_key(self.cluster_key)
-        (self.spool / "completions").mkdir(parents=True, exist_ok=True)
+        self.open_spool()
         host = self.cfg.control_addr or self.cfg.control_host
         self.controller_url = f"http://{host}:{self.cfg.slurmctld_port}"
         self.http = httpx.AsyncClient(timeout=10.0)
@@ -146,17 +142,20 @@ class AgentState:
             await asyncio.sleep(0.002)
 
     async def launch(self, spec: LaunchSpec) -> str:
-        """Start one run, in a worker thread, so the loop keeps reporting meanwhile.
+        """Start one run; the answer comes once its script runs (or could not start).
 
-        Spawns happen one at a time; a job's orders are serialised, so a
-        repeated order still finds the first run and spawns nothing.
+        The start runs on the event loop: spawning the wrapper takes a
+        fraction of a millisecond, and the wait for its report (most of a
+        start) is a pipe the loop watches, so the starts of a batch overlap
+        and the loop keeps reporting meanwhile.  The start is shielded: a
+        cancelled request still leaves the run watched.  A job's orders are
+        serialised, so a repeated order finds the first run and spawns nothing.
         """
         await self._settled(spec.job_id)
         self.launching.add(spec.job_id)
-        try:
-            return await self._launch(spec)
-        finally:
-            self.launching.discard(spec.job_id)
+        task = asyncio.ensure_future(self._launch(spec))
+        task.add_done_callback(lambda _: self.launching.discard(spec.job_id))
+        return await asyncio.shield(task)
 
     async def _launch(self, spec: LaunchSpec) -> str:
         key = (spec.job_id, spec.restarts)
@@ -164,8 +163,7 @@ class AgentState:
             return "already running"  # running, or ended with its completion still owed
         spec.environment = translate_gpu_env(spec.environment, self.gpus)
         try:
-            # a start is mostly waiting for the wrapper: the loop serves others meanwhile
-            proc = await asyncio.to_thread(self._start_one, spec)
+            proc = await self._start(spec)
         except LaunchError as e:
             log.warning(
                 "event=launch_failed job=%s node=%s error=%r", spec.job_id, self.name, str(e)
@@ -189,11 +187,11 @@ class AgentState:
         log.info("event=launched job=%s node=%s pid=%s", spec.job_id, self.name, proc.pid)
         return "started"
 
-    def _start_one(self, spec: LaunchSpec) -> RunningJob:
-        # One start at a time: a script being written while another start forks
-        # would be inherited open for writing, and its exec fail with ETXTBSY.
-        with self._spawn_lock:
-            return self.launcher.start(spec)
+    async def _start(self, spec: LaunchSpec) -> RunningJob:
+        """``Launcher.start`` with the wrapper's report read by the event loop."""
+        spawn = self.launcher.spawn(spec)
+        assert spawn.proc.stderr is not None
+        return self.launcher.settle(spawn, await _read_to_end(spawn.proc.stderr))
 
     def _watch(self, job: Job) -> None:
         self.jobs[(job.job_id, job.restarts)] = job
@@ -345,106 +343,37 @@ class AgentState:
             except httpx.HTTPError as e:
                 log.warning("event=heartbeat_failed node=%s error=%r", self.name, str(e))
 
-    # ------------------------------------------------------- completions
-
-    def _completion_path(self, job_id: int, restarts: int) -> Path:
-        return self.spool / "completions" / f"{job_id}.{restarts}.json"
-
-    def _queue(self, msg: JobCompletion) -> None:
-        path = self._completion_path(msg.job_id, msg.restarts)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(to_dict(msg)))
-        os.replace(tmp, path)
-        self._wake_reporter()
-
-    async def queue_completion(self, msg: JobCompletion) -> None:
-        self._queue(msg)
-
-    def _wake_reporter(self) -> None:
-        ev = getattr(self, "_report_event", None)
-        if ev is not None:
-            ev.set()
-
-    async def report_forever(self) -> None:
-        self._report_event = asyncio.Event()
-        self._report_event.set()
-        delay = 0.2
-        while True:
-            await self._report_event.wait()
-            self._report_event.clear()
-            pending = sorted((self.spool / "completions").glob("*.json"))
-            failed = False
-            for i in range(0, len(pending), REPORT_BATCH):
-                failed |= not await self._report(pending[i : i + REPORT_BATCH])
-            if failed:
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
-                self._report_event.set()
-            else:
-                delay = 0.2
-
-    async def _report(self, paths: list[Path]) -> bool:
-        """Send these spooled completions in one request; forget the acknowledged ones.
-
-        True if every one was acknowledged.  A controller without the batch
-        route (404) gets them one request each, as before.
-        """
-        msgs: dict[tuple[int, int], Path] = {}
-        body: list[dict[str, Any]] = []
-        unread = 0
-        for path in paths:
-            try:
-                data = json.loads(path.read_text())
-            except (OSError, ValueError) as e:
-                log.warning("event=completion_retry file=%s error=%r", path.name, str(e))
-                unread += 1
-                continue
-            msgs[(int(data["job_id"]), int(data["restarts"]))] = path
-            body.append(data)
-        if not body:
-            return not unread
-        try:
-            r = await self.post(f"/v1/nodes/{self.name}/completions", {"completions": body})
-            if r.status_code == 404:
-                return await self._report_one_by_one(list(msgs.values()))
-            if r.status_code != 200:
-                log.warning("event=completions_refused n=%s status=%s", len(body), r.status_code)
-                return False
-            acks = r.json()["results"]
-        except (httpx.HTTPError, ValueError, KeyError) as e:
-            log.warning("event=completions_retry n=%s error=%r", len(body), str(e))
-            return False
-        acked = 0
-        for ack in acks:
-            path = msgs.pop((ack.get("job_id"), ack.get("restarts")), None)
-            if path is not None and ack.get("ok"):
-                self._acknowledged(path)
-                acked += 1
-        return acked == len(body) and not unread
-
-    async def _report_one_by_one(self, paths: list[Path]) -> bool:
-        ok = True
-        for path in paths:
-            try:
-                r = await self.post(
-                    f"/v1/jobs/{path.stem.split('.')[0]}/complete", json.loads(path.read_text())
-                )
-                if r.status_code == 200:
-                    self._acknowledged(path)
-                    continue
-                log.warning("event=completion_refused file=%s status=%s", path.name, r.status_code)
-            except (httpx.HTTPError, ValueError) as e:
-                log.warning("event=completion_retry file=%s error=%r", path.name, str(e))
-            ok = False
-        return ok
-
-    def _acknowledged(self, path: Path) -> None:
-        job_id, restarts = (int(x) for x in path.stem.split(".")[:2])
-        self.launcher.forget(job_id, restarts)  # first: a crash re-sends
-        path.unlink(missing_ok=True)
-
     async def shutdown(self) -> None:
         await self.http.aclose()
+
+
+async def _read_to_end(pipe: IO[bytes]) -> bytes:
+    """Everything ``pipe`` delivers until its writers are gone, read by the event loop; closes it."""
+    loop = asyncio.get_running_loop()
+    fd = pipe.fileno()
+    os.set_blocking(fd, False)
+    chunks: list[bytes] = []
+    ended: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            chunks.append(data)
+        elif not ended.done():
+            ended.set_result(None)
+
+    loop.add_reader(fd, readable)
+    try:
+        await ended
+    finally:
+        loop.remove_reader(fd)
+        pipe.close()
+    return b"".join(chunks)
 
 
 def _sha(data: bytes) -> str:

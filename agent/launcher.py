@@ -4,18 +4,26 @@ Starting (``Launcher.start``)
 -----------------------------
 1. ``<spool>/job<ID>/`` (agent-owned, 0711: the user may pass, not list or
    plant files) gets the script as ``script`` (0700, owned by the user), an
-   empty ``status`` and the FIFO ``gate`` (both owned by the user).
+   empty ``status`` and the FIFO ``gate`` (both owned by the user).  The
+   directory of a finished run of the same user is reused when there is one
+   (``agent.rundirs``: creating files is dear on some file systems).
 2. The wrapper (``agent.wrapper``) starts in a new session, already as the
    job's uid, gid and groups (agent root).  It forks the job, which, as the
    user, opens stdin, stdout and stderr (one file when ``std_err ==
    std_out``), enters the work directory, exports ``SLURM_TASK_PID`` (its own
-   pid) and ``exec``-s ``setsid`` and the script, which keeps that pid.
+   pid) and ``exec``-s ``setsid``, ``env`` and the script, which keeps that pid.
 3. Until then the wrapper's stderr is a pipe to the agent: the wrapper
    writes the job's pid there, the job writes why it could not start, if it
    could not.  ``start`` reads it to the end, so it returns once the script
    runs, or raises :class:`LaunchError`.
 4. ``launch.json`` records both pids with their start times, so that a
    restarted agent adopts the run (``adopt``) instead of losing it.
+
+``start`` is ``spawn`` (steps 1-2), reading the pipe, ``settle`` (3-4).  The
+agent calls the parts itself and reads the pipe from its event loop, so one
+thread starts many jobs at once: while one wrapper gets going (most of a
+start), the next is spawned.  A spawn costs the agent little: when the job's
+user is the agent's own (uid, gid and groups), ``subprocess`` can ``vfork``.
 
 Files are opened by the user, never by root, so a job writes only where its
 user may, and the agent's own credentials never change.  Truncate mode
@@ -30,29 +38,35 @@ After a restart (``job_ids``, ``adopt``, ``ran``, ``forget``)
 --------------------------------------------------------------
 Every ``job<ID>`` directory is one run that the controller has not yet
 acknowledged: running (adopted and watched), ended with a ``status`` (to
-report), or ended unrecorded (the controller decides).  ``forget`` removes
-a run's directory once its completion is acknowledged, so a completion is
-sent until acknowledged and never after.
+report), or ended unrecorded (the controller decides).  ``forget`` drops
+a run's directory (parked for reuse, or removed) once its completion is
+acknowledged, so a completion is sent until acknowledged and never after.
 
 Seam: the agent codes against :class:`Supervisor` (``start``/``adopt``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
+import signal
 import stat
 import subprocess
+import threading
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 
+from agent.rundirs import RunDirs, fresh_file, gate_fifo
 from agent.running import RunningJob, load_meta
 from agent.wrapper import (
     PID_MARK,
     WRAPPER,
     ExitRecord,
     job_command,
+    locale_drop_works,
     read_status,
     write_status,
 )
@@ -65,6 +79,7 @@ __all__ = [
     "LaunchError",
     "Launcher",
     "RunningJob",
+    "Spawn",
     "Supervisor",
     "kill_message",
     "read_status",
@@ -72,6 +87,14 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# Held while a script is open for writing and while a spawn forks and execs.
+# A child forked while another thread writes a script inherits that file open
+# for writing until it execs; the script's own exec would then fail (ETXTBSY).
+# Popen returns once its child has exec'ed, so the two never overlap; the
+# slow part of a start (waiting for the wrapper's report) runs unlocked, and
+# several starts overlap there.
+_EXEC_LOCK = threading.Lock()
 
 LAUNCH_FAILED_STATUS = 53  # raw wait status Slurm 22.05 records (sacct "0:53")
 LAUNCH_FAILED_REASON = "JobLaunchFailure"
@@ -105,6 +128,16 @@ def _explain(complaint: str) -> str:
     return "; ".join(lines)
 
 
+@dataclass
+class Spawn:
+    """A start under way: the wrapper runs, its report on ``proc.stderr`` is still unread."""
+
+    spec: LaunchSpec
+    job_dir: Path
+    proc: subprocess.Popen[bytes]
+    std_err: str  # where the job's stderr goes (the kill message is appended there)
+
+
 class Supervisor(ABC):
     """Starts batch scripts and finds them again after an agent restart."""
 
@@ -127,21 +160,34 @@ class Launcher(Supervisor):
         if mode & 0o011 != 0o011 and os.geteuid() == 0:
             # job users must be able to pass through the spool to their script
             os.chmod(self.spool_dir, stat.S_IMODE(mode) | 0o011)
+        self.rundirs = RunDirs(self.spool_dir)
 
     def job_dir(self, job_id: int) -> Path:
         return self.spool_dir / f"job{job_id}"
 
     def start(self, spec: LaunchSpec) -> RunningJob:
+        """Spawn the job and wait for the wrapper's report: ``spawn``, read, ``settle``."""
+        spawn = self.spawn(spec)
+        assert spawn.proc.stderr is not None
+        with spawn.proc.stderr:
+            said = spawn.proc.stderr.read()
+        return self.settle(spawn, said)
+
+    def spawn(self, spec: LaunchSpec) -> Spawn:
+        """Steps 1-2: prepare the run's directory and start its wrapper (not waited for).
+
+        The caller reads ``proc.stderr`` to the end (blocking, or from an
+        event loop) and hands what it said to ``settle``.
+        """
         creds = self._credentials(spec)
         job_dir = self.job_dir(spec.job_id)
-        job_dir.mkdir(mode=0o711, exist_ok=True)
-        os.chmod(job_dir, 0o711)
-        for name in ("status", "status.tmp", "launch.json", "gate"):
-            (job_dir / name).unlink(missing_ok=True)
         owner = (spec.uid, spec.gid) if creds else None
+        uid = spec.uid if owner else os.geteuid()  # who the run's files will belong to
         try:
-            script = self._write_script(job_dir, spec, owner)
-            self._user_files(job_dir, owner)
+            self.rundirs.make(job_dir, uid)
+            with _EXEC_LOCK:  # see _EXEC_LOCK: no spawn while a script is open for writing
+                script = self._write_script(job_dir, spec, owner, uid)
+            self._user_files(job_dir, owner, uid)
         except OSError as exc:
             write_status(job_dir, LAUNCH_FAILED_STATUS, spec.restarts, LAUNCH_FAILED_REASON)
             raise LaunchError(f"job {spec.job_id}: cannot prepare {job_dir}: {exc}") from exc
@@ -154,28 +200,42 @@ class Launcher(Supervisor):
         argv = ["/bin/sh", "-c", WRAPPER, "slurmlite-wrapper"]
         argv += [inp or "/dev/null", out, err, mode, spec.work_dir, str(job_dir)]
         try:
-            argv += [str(spec.restarts), *job_command(script)]
-            proc = subprocess.Popen(
-                argv,
-                cwd="/",
-                env=env,
-                start_new_session=True,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                **creds,  # type: ignore[arg-type]
-            )
+            c_locale = "LC_ALL" not in env and locale_drop_works()
+            if c_locale:
+                env["LC_ALL"] = "C"  # for the helpers only: removed before the script runs
+            argv += [str(spec.restarts), *job_command(script, c_locale)]
+            with _EXEC_LOCK:
+                proc = subprocess.Popen(
+                    argv,
+                    cwd="/",
+                    env=env,
+                    start_new_session=True,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    **creds,  # type: ignore[arg-type]
+                )
         except (OSError, ValueError) as exc:
             write_status(job_dir, LAUNCH_FAILED_STATUS, spec.restarts, LAUNCH_FAILED_REASON)
             raise LaunchError(f"job {spec.job_id}: cannot spawn batch script: {exc}") from exc
-        assert proc.stderr is not None
-        with proc.stderr:
-            said = proc.stderr.read().decode(errors="replace").splitlines()
-        pids = [line[len(PID_MARK) :] for line in said if line.startswith(PID_MARK)]
-        complaint = "\n".join(line for line in said if not line.startswith(PID_MARK)).strip()
+        return Spawn(spec, job_dir, proc, err or out)
+
+    def settle(self, spawn: Spawn, said: bytes) -> RunningJob:
+        """Steps 3-4: the wrapper said the job's pid (it runs) or why it could not start."""
+        spec, job_dir, proc = spawn.spec, spawn.job_dir, spawn.proc
+        lines = said.decode(errors="replace").splitlines()
+        pids = [line[len(PID_MARK) :] for line in lines if line.startswith(PID_MARK)]
+        complaint = "\n".join(line for line in lines if not line.startswith(PID_MARK)).strip()
         if complaint or not pids or not pids[0].isdigit():
-            proc.kill()  # the wrapper ignores TERM; the job (if any) already ended
+            if pids and pids[0].isdigit():
+                # the job, ended or (the wrapper died before their handshake) stuck at
+                # the gate; its pid is safe to use: the wrapper has not reaped it
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pids[0]), signal.SIGKILL)
+            proc.kill()  # the wrapper ignores TERM
             proc.wait()
+            with contextlib.suppress(OSError):
+                os.unlink(job_dir / "gate")  # a failed run's directory is not reused
             write_status(job_dir, LAUNCH_FAILED_STATUS, spec.restarts, LAUNCH_FAILED_REASON)
             detail = _explain(complaint) if complaint else "the wrapper ended early"
             log.warning("event=launch_failed job=%s detail=%r", spec.job_id, detail)
@@ -185,13 +245,13 @@ class Launcher(Supervisor):
             spec.restarts,
             int(pids[0]),
             job_dir,
-            err or out,
+            spawn.std_err,
             spec.uid,
             wrapper_pid=proc.pid,
             wrapper=proc,
         )
         job.record()
-        log.info(
+        log.debug(
             "event=spawned job=%s pid=%s wrapper=%s uid=%s",
             spec.job_id,
             job.pid,
@@ -201,7 +261,12 @@ class Launcher(Supervisor):
         return job
 
     def _credentials(self, spec: LaunchSpec) -> dict[str, object]:
-        """Popen arguments that switch to the job's user ({} = stay as we are)."""
+        """Popen arguments that switch to the job's user ({} = stay as we are).
+
+        No switch when the agent already is exactly that user (same uid, gid
+        and groups): the result is the same, and without one ``subprocess``
+        can use ``vfork``, about 1.7 ms of agent CPU less per start.
+        """
         me = os.geteuid()
         if me != 0:
             if spec.uid != me:
@@ -214,32 +279,24 @@ class Launcher(Supervisor):
             groups = os.getgrouplist(spec.user, spec.gid)
         except OSError:
             groups = [spec.gid]
+        gid = os.getegid()
+        if spec.uid == me and spec.gid == gid and {*groups, gid} == {*os.getgroups(), gid}:
+            return {}
         return {"user": spec.uid, "group": spec.gid, "extra_groups": groups}
 
-    def _write_script(self, job_dir: Path, spec: LaunchSpec, owner: tuple[int, int] | None) -> Path:
+    def _write_script(
+        self, job_dir: Path, spec: LaunchSpec, owner: tuple[int, int] | None, uid: int
+    ) -> Path:
         path = job_dir / "script"
-        path.unlink(missing_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        with os.fdopen(os.open(path, flags, 0o700), "wb") as f:
-            os.fchmod(f.fileno(), 0o700)
-            if owner:
-                os.fchown(f.fileno(), *owner)
+        with os.fdopen(fresh_file(path, 0o700, owner, uid), "wb") as f:
             f.write(spec.script.encode())
         return path
 
     @staticmethod
-    def _user_files(job_dir: Path, owner: tuple[int, int] | None) -> None:
+    def _user_files(job_dir: Path, owner: tuple[int, int] | None, uid: int) -> None:
         """The empty ``status`` and the FIFO ``gate``, both the wrapper's to use."""
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(job_dir / "status", flags, 0o600)
-        try:
-            if owner:
-                os.fchown(fd, *owner)
-        finally:
-            os.close(fd)
-        os.mkfifo(job_dir / "gate", 0o600)
-        if owner:
-            os.lchown(job_dir / "gate", *owner)
+        os.close(fresh_file(job_dir / "status", 0o600, owner, uid))
+        gate_fifo(job_dir / "gate", owner, uid)
 
     # ------------------------------------------------------- after a restart
 
@@ -271,10 +328,13 @@ class Launcher(Supervisor):
         return RunningJob.adopted(job_id, job_dir)
 
     def forget(self, job_id: int, restarts: int) -> bool:
-        """Remove the run's directory (its completion was acknowledged).
+        """Drop the run's directory (its completion was acknowledged): parked for
+        reuse (``agent.rundirs``) or removed.
 
         Only that run: a newer run of the same job (requeued here) stays."""
         if self.run_of(job_id) != restarts:
             return False
-        shutil.rmtree(self.job_dir(job_id), ignore_errors=True)
+        job_dir = self.job_dir(job_id)
+        if not self.rundirs.park(job_dir):
+            shutil.rmtree(job_dir, ignore_errors=True)
         return True

@@ -95,7 +95,12 @@ class RunningJob:
     # ------------------------------------------------------------ records
 
     def record(self) -> None:
-        """Write ``launch.json`` so a restarted agent can find both processes."""
+        """Write ``launch.json`` so a restarted agent can find both processes.
+
+        Written in place (a reused run directory keeps the file's inode, see
+        ``agent.rundirs``): cut short by a crash, it holds a prefix of a JSON
+        object, which is no JSON, and reads as no record, like a missing file.
+        """
         meta = {
             "pid": self.pid,
             "start": self._start_ticks,
@@ -106,9 +111,9 @@ class RunningJob:
             "uid": self.uid,
             "started": self.started,
         }
-        tmp = self.job_dir / "launch.json.tmp"
-        tmp.write_text(json.dumps(meta))
-        os.replace(tmp, self.job_dir / "launch.json")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(self.job_dir / "launch.json", flags, 0o644), "wb") as f:
+            f.write(json.dumps(meta).encode())
 
     @classmethod
     def adopted(cls, job_id: int, job_dir: Path) -> RunningJob:
@@ -147,13 +152,20 @@ class RunningJob:
 
     def _open_gate(self) -> None:
         """Let the wrapper reap the job (it waits for a writer's open)."""
-        flags = os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+        gate = self.job_dir / "gate"
+        flags = os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
         try:
-            os.close(os.open(self.job_dir / "gate", flags))
+            os.close(os.open(gate, os.O_WRONLY | flags))
             self._gate_missed = False
         except OSError:
             # no reader right now (ENXIO): the wrapper is a few instructions
-            # short of the gate (a job that ended at once); retry very soon
+            # short of the gate (a job that ended at once), or waits for a job
+            # that died before its handshake (a reader's open releases it, see
+            # agent.wrapper); retry very soon
+            try:
+                os.close(os.open(gate, os.O_RDONLY | flags))
+            except OSError:
+                pass
             self._gate_missed = True
 
     def _finish(self) -> None:

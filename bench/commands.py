@@ -18,7 +18,10 @@ Benchmarks:
 * ``queue``: ``squeue`` with 1,000 and then 10,000 pending jobs, submitted
   held (``JobSubmit(hold=True)``, i.e. ``sbatch --hold``) through the API in
   bursts of 16 connections so they stay pending; the fill rates are printed
-  too, because they show how submission slows as the queue grows.
+  too, because they show how submission slows as the queue grows.  Beside
+  each squeue figure: the median of the same listing as one request
+  (``get_job_rows`` with squeue's default fields, answer parsed) on a
+  kept-alive connection: the controller's share of the command's time.
 """
 
 from __future__ import annotations
@@ -170,8 +173,35 @@ def queue(quick: bool, log: Callable[[str], None]) -> list[Figure]:
                 cl, ["squeue"], runs, check=lambda out, n=count: len(out.splitlines()) == n + 1
             )
             target, ref = QUEUE_TARGETS.get(count, (None, "reference: none (quick mode count)"))
-            figures.append(
-                command_figure(f"squeue-{count}", f"squeue, {count:,} pending", times, target, ref)
+            figure = command_figure(
+                f"squeue-{count}", f"squeue, {count:,} pending", times, target, ref
             )
+            answer = listing_times(cl, count, runs)
+            figure.detail += f"; the listing request alone {fmt(median(answer))} ms"
+            figures.append(figure)
             log(figures[-1].describe())
     return figures
+
+
+# squeue's default columns (%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R) as JobInfo fields
+SQUEUE_FIELDS = ["job_id", "partition", "name", "user", "state", "flags", "start_time"]
+SQUEUE_FIELDS += ["end_time", "num_nodes", "reason", "nodes"]
+
+
+def listing_times(cluster: BenchCluster, count: int, runs: int) -> list[float]:
+    """Milliseconds of ``runs`` projected listings (``GET /v1/jobs?fields=``) on one
+    kept-alive connection, the answer parsed: the controller's share of a squeue."""
+    client = cluster.client()
+    try:
+        times: list[float] = []
+        for i in range(runs + 1):
+            started = time.perf_counter()
+            _fields, rows = client.get_job_rows(SQUEUE_FIELDS, all_states=True)
+            elapsed = (time.perf_counter() - started) * 1000
+            if len(rows) != count:
+                raise RuntimeError(f"listed {len(rows)} jobs, expected {count}")
+            if i:
+                times.append(elapsed)
+        return times
+    finally:
+        client.close()

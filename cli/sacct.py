@@ -30,15 +30,17 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from cli import sacct_format as af
 from cli.common import argv_or_default, get_client, parse_options, print_version
 from slurmlite import states, timefmt
 from slurmlite.errors import SlurmError
-from slurmlite.getopt import ParsedOptions
 from slurmlite.options import SACCT
-from slurmlite.protocol import JobInfo, StepInfo
+
+if TYPE_CHECKING:  # records are client Records (tests: these dataclasses)
+    from slurmlite.getopt import ParsedOptions
+    from slurmlite.protocol import JobInfo, StepInfo
 
 PROG = "sacct"
 USAGE = "Usage: sacct [options]\n\tUse --help for help"
@@ -81,8 +83,7 @@ class Stop(Exception):
         self.code = code
 
 
-@dataclass(frozen=True)
-class Selector:
+class Selector(NamedTuple):
     """One ``-j`` item: job (or array) id, array task, step ("batch", "0"...)."""
 
     job_id: int
@@ -90,15 +91,23 @@ class Selector:
     step: str | None = None
 
 
-@dataclass
 class Selection:
-    selectors: list[Selector] | None = None
-    uids: set[int] | None = None  # None: every user
-    user_names: set[str] | None = None
-    names: set[str] | None = None
-    states: list[str] | None = None
-    start: float = 0.0
-    end: float = 0.0
+    """Which jobs and steps to list (module doc); filled in by ``run``."""
+
+    __slots__ = ("selectors", "uids", "user_names", "names", "states", "start", "end")
+
+    def __init__(
+        self,
+        selectors: list[Selector] | None = None,
+        uids: set[int] | None = None,  # None: every user
+        user_names: set[str] | None = None,
+        names: set[str] | None = None,
+        states: list[str] | None = None,
+        start: float = 0.0,
+        end: float = 0.0,
+    ) -> None:
+        self.selectors, self.uids, self.user_names = selectors, uids, user_names
+        self.names, self.states, self.start, self.end = names, states, start, end
 
 
 # ------------------------------------------------------------------ parsing

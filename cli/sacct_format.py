@@ -36,11 +36,14 @@ and ``src/common/print_fields.c``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from slurmlite import hostlist, states, timefmt
-from slurmlite.protocol import JobInfo, StepInfo
+
+if TYPE_CHECKING:  # records are client Records or these dataclasses; never imported at run time
+    from collections.abc import Callable, Sequence
+
+    from slurmlite.protocol import JobInfo, StepInfo
 
 DEFAULT_FIELDS = "jobid,jobname,partition,account,alloccpus,state,exitcode"
 BRIEF_FIELDS = "jobid,state,exitcode"
@@ -100,8 +103,7 @@ class FieldError(Exception):
         self.level = level
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(NamedTuple):
     name: str
     width: int
     kind: str
@@ -164,11 +166,13 @@ def _atoi(text: str) -> int:
 # ------------------------------------------------------------------ values
 
 
-@dataclass
 class Ctx:
-    now: float
-    cluster: str = ""
-    convert: bool = True
+    """What a value may need besides its record: the time, the cluster, unit conversion."""
+
+    __slots__ = ("now", "cluster", "convert")
+
+    def __init__(self, now: float, cluster: str = "", convert: bool = True) -> None:
+        self.now, self.cluster, self.convert = now, cluster, convert
 
 
 def convert_mb(mb: int, convert: bool = True) -> str:
@@ -275,8 +279,9 @@ def _reserved(job: JobInfo, now: float) -> int:
 
 
 Value = str | int | float | None
-_JobGetter = Callable[[JobInfo, Ctx], Value]
-_StepGetter = Callable[[JobInfo, StepInfo, Ctx], Value]
+if TYPE_CHECKING:
+    _JobGetter = Callable[[JobInfo, Ctx], Value]
+    _StepGetter = Callable[[JobInfo, StepInfo, Ctx], Value]
 
 
 def _job_values() -> dict[str, _JobGetter]:
@@ -413,8 +418,7 @@ def row_values(
 # ---------------------------------------------------------------- printing
 
 
-@dataclass(frozen=True)
-class Style:
+class Style(NamedTuple):
     parsable: str = ""  # "" fixed width, "p" every field ends with |, "P" between fields
     delimiter: str | None = None
 

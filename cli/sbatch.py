@@ -18,9 +18,9 @@ Examples::
 
 from __future__ import annotations
 
+import _socket  # not socket: its enums cost start-up time
 import os
 import pwd
-import socket
 import sys
 
 from cli.common import VERSION, get_client
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> None:
         user = str(os.getuid())
     try:
         cmd = build_submit(
-            args, os.environ, os.getcwd(), _read_stdin, socket.gethostname(), user, umask=_umask()
+            args, os.environ, os.getcwd(), _read_stdin, _socket.gethostname(), user, umask=_umask()
         )
     except CommandLineError as e:
         for line in e.lines:
@@ -60,10 +60,11 @@ def main(argv: list[str] | None = None) -> None:
     if cmd.verbose:
         for name in cmd.ignored:
             print(f"{PROG}: option --{name} accepted and ignored", file=sys.stderr)
-    assert cmd.submit is not None
+    assert cmd.fields is not None
+    cmd.fields["alloc_sid"] = os.getsid(0)  # scontrol's AllocNode:Sid
     try:
         client = get_client(PROG)
-        result = client.submit(cmd.submit)
+        result = client.submit(cmd.fields)
     except SlurmError as e:
         if e.detail:
             print(f"{PROG}: error: {e.detail}", file=sys.stderr)

@@ -29,7 +29,6 @@ from cli.common import VERSION, get_client, parse_options
 from slurmlite import errors
 from slurmlite.errors import SlurmError, exit_status
 from slurmlite.options import SCANCEL
-from slurmlite.protocol import CancelRequest
 from slurmlite.states import parse_signal
 
 PROG = "scancel"
@@ -105,16 +104,16 @@ def main(argv: list[str] | None = None) -> None:
         user = args.get("user")
         if args.flag("me"):
             user = client.whoami()[1]
-        req = CancelRequest(
-            job_ids=ids,
-            signal=signal,
-            user=user,
-            name=args.get("name"),
-            states=states,
-            partition=args.get("partition"),
-            batch_only=args.flag("batch"),
-            full=args.flag("full"),
-        )
+        req = {  # CancelRequest's fields (no dataclass: start-up time, see cli/client.py)
+            "job_ids": ids,
+            "signal": signal,
+            "user": user,
+            "name": args.get("name"),
+            "states": states,
+            "partition": args.get("partition"),
+            "batch_only": args.flag("batch"),
+            "full": args.flag("full"),
+        }
         if verbose:
             for jid in ids:
                 what = (

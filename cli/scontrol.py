@@ -28,19 +28,21 @@ Facts from Slurm 22.05 ``src/scontrol/`` (spec §8.4), in our own words.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from cli import scontrol_show as show
 from cli.common import argv_or_default, get_client, parse_options, print_version
 from slurmlite import hostlist
 from slurmlite.errors import SlurmError
-from slurmlite.protocol import JobInfo, NodeUpdate
+
+if TYPE_CHECKING:  # records are client Records (tests: these dataclasses)
+    from slurmlite.protocol import JobInfo
 
 PROG = "scontrol"
 clock = time.time  # the only clock read; tests replace it
@@ -64,7 +66,7 @@ UPDATE_TAGS = (
     ("ReservationName", 3, "reservation"), ("SlurmctldDebug", 2, "debug"),
 )  # fmt: skip
 UPDATE_ORDER = ("job", "step", "reservation", "node", "frontend", "partition", "debug")
-NODE_STATES = ("DRAIN", "RESUME", "UNDRAIN", "DOWN", "IDLE")  # what NodeUpdate carries
+NODE_STATES = ("DRAIN", "RESUME", "UNDRAIN", "DOWN", "IDLE")  # what a NodeUpdate carries
 
 
 def keyword(tag: str, word: str, min_len: int) -> bool:
@@ -172,8 +174,7 @@ class Session:
         except SlurmError:
             client, up = None, "DOWN"
             self.exit_code = 1
-        host = getattr(getattr(client, "config", None), "control_host", None) or "localhost"
-        print(f"Slurmctld(primary) at {host} is {up}")
+        print(f"Slurmctld(primary) at {control_host(client)} is {up}")
 
     # ---------------------------------------------------------------- show
 
@@ -252,7 +253,7 @@ class Session:
         except SlurmError as exc:
             self.fail(f"slurm_load_node error: {exc}")
             return
-        config = getattr(client, "config", None)
+        config = full_config(client)
         if names is not None:
             try:
                 wanted = set(hostlist.expand(names))
@@ -295,8 +296,7 @@ class Session:
             self.fail(f"slurm_load_ctl_conf error: {exc}")
             return
         sys.stdout.write(show.config_text(items, clock()) + "\n")
-        host = getattr(getattr(client, "config", None), "control_host", None) or "localhost"
-        print(f"Slurmctld(primary) at {host} is UP")
+        print(f"Slurmctld(primary) at {control_host(client)} is UP")
 
     def show_hostnames(self, expr: str | None) -> None:
         expr = expr or os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST")
@@ -367,8 +367,9 @@ class Session:
             self.fail(f"slurm_update error: {exc}")
 
 
-def parse_node_update(args: Sequence[str]) -> NodeUpdate:
-    """``NodeName=n[1-2] State=drain Reason="disk full"`` -> NodeUpdate.
+def parse_node_update(args: Sequence[str]) -> dict[str, Any]:
+    """``NodeName=n[1-2] State=drain Reason="disk full"`` -> NodeUpdate fields as a dict
+    (``{"names": ["n1", "n2"], "state": "DRAIN", "reason": "disk full"}``).
 
     Raises ValueError with scontrol's message lines.
     """
@@ -403,11 +404,13 @@ def parse_node_update(args: Sequence[str]) -> NodeUpdate:
         )
     if state is None and reason is None:
         raise ValueError("No changes specified")
-    return NodeUpdate(names=names, state=state, reason=reason)
+    return {"names": names, "state": state, "reason": reason}
 
 
 def task_view(job: JobInfo, task: int | None) -> JobInfo | None:
-    """The record to print for ``show job ID_TASK`` (None: task not in this job)."""
+    """The record to print for ``show job ID_TASK`` (None: task not in this job): for a
+    pending array, a copy of its attributes with that ``array_task_id``, no task range.
+    """
     if task is None:
         return job
     if job.array_task_id == task:
@@ -419,13 +422,33 @@ def task_view(job: JobInfo, task: int | None) -> JobInfo | None:
 
     if task not in parse_task_ranges(task_str):
         return None
-    changes: dict[str, Any] = {"array_task_id": task}
-    if "array_task_str" in {f.name for f in dataclasses.fields(job)}:
-        changes["array_task_str"] = None
-    view = dataclasses.replace(job, **changes)
+    view = SimpleNamespace(**{**vars(job), "array_task_id": task, "array_task_str": None})
     if "%" in task_str and getattr(view, "array_max_tasks", None) is None:
-        view.array_max_tasks = int(task_str.split("%", 1)[1])  # type: ignore[attr-defined]
-    return view
+        view.array_max_tasks = int(task_str.split("%", 1)[1])
+    return view  # type: ignore[return-value]
+
+
+def full_config(client: Any) -> Any:
+    """The configuration with node layouts, ``SlurmdPort`` and ``SlurmctldHost``, or None.
+
+    The client reads only the keys every command needs; ``show node/config``
+    and ``ping`` read slurm.conf in full here (about 20 ms), unless the client
+    has a full ``Config``.  An unreadable file leaves the client's own.
+    """
+    config = getattr(client, "config", None)
+    if config is None or hasattr(config, "slurmd_port"):
+        return config
+    from slurmlite.config import ConfigError, load_config
+
+    try:
+        return load_config(config.path)
+    except (ConfigError, OSError):
+        return config
+
+
+def control_host(client: Any) -> str:
+    """The controller's host name as configured (``SlurmctldHost``), else ``localhost``."""
+    return getattr(full_config(client), "control_host", None) or "localhost"
 
 
 def node_layout(config: Any, name: str, cpus: int) -> tuple[int, int, int, int] | None:

@@ -42,19 +42,18 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cli import sinfo_format as sf
 from cli.common import argv_or_default, error, get_client, parse_options, perror, print_version
 from slurmlite import hostlist
 from slurmlite.errors import SlurmError
-from slurmlite.getopt import ParsedOptions
 from slurmlite.options import SINFO
-from slurmlite.protocol import NodeInfo, PartitionInfo
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # records are client Records (tests: these dataclasses)
     from cli.client import ControllerClient
+    from slurmlite.getopt import ParsedOptions
+    from slurmlite.protocol import NodeInfo, PartitionInfo
 
 PROG = "sinfo"
 USAGE = """\
@@ -118,15 +117,21 @@ _STATE_WORDS = (  # name (or compact) prefix -> state number, tried in this orde
 )  # fmt: skip
 
 
-@dataclass
 class NodeFilter:
     """``-n``, ``-d``, ``-r``, ``-t``: which nodes count at all."""
 
-    nodes: set[str] | None = None
-    dead: bool = False
-    responding: bool = False
-    states: list[int] | None = None
-    states_and: bool = False
+    __slots__ = ("nodes", "dead", "responding", "states", "states_and")
+
+    def __init__(
+        self,
+        nodes: set[str] | None = None,
+        dead: bool = False,
+        responding: bool = False,
+        states: list[int] | None = None,
+        states_and: bool = False,
+    ) -> None:
+        self.nodes, self.dead, self.responding = nodes, dead, responding
+        self.states, self.states_and = states, states_and
 
 
 def parse_states(text: str) -> tuple[list[int], bool]:

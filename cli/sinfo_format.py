@@ -35,10 +35,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
 
 from slurmlite import hostlist, states, timefmt
-from slurmlite.protocol import NodeInfo, PartitionInfo
+
+if TYPE_CHECKING:  # records are client Records (tests: these dataclasses)
+    from slurmlite.protocol import NodeInfo, PartitionInfo
 
 # the default formats of sinfo, -l, -s, -N, -N -l, -R, -R -l
 DEFAULT_FORMAT = "partition:9 ,available:.5 ,time:.10 ,nodes:.6 ,statecompact:.6 ,nodelist:0"
@@ -102,8 +104,7 @@ DRAIN, COMPLETING, NO_RESPOND = 0x200, 0x400, 0x800
 FLAG_MASK = ~0xF
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(NamedTuple):
     """One column: ``key`` is the ``-O`` name ("" = literal text, "invalid" = bad code)."""
 
     key: str
@@ -112,37 +113,47 @@ class Field:
     suffix: str = ""
 
 
-@dataclass
 class Query:
     """Which partitions to show and how to group their nodes."""
 
-    node_mode: bool = False  # -N
-    exact: bool = False  # -e
-    list_reasons: bool = False  # -R
-    partitions: list[str] | None = None  # -p
+    __slots__ = ("node_mode", "exact", "list_reasons", "partitions")
+
+    def __init__(
+        self,
+        node_mode: bool = False,  # -N
+        exact: bool = False,  # -e
+        list_reasons: bool = False,  # -R
+        partitions: list[str] | None = None,  # -p
+    ) -> None:
+        self.node_mode, self.exact, self.list_reasons = node_mode, exact, list_reasons
+        self.partitions = partitions
 
 
-@dataclass
 class Group:
-    """One output line: a partition and the nodes that look alike in it."""
+    """One output line: a partition and the nodes that look alike in it.
 
-    part: PartitionInfo | None
-    part_inx: int
-    first: NodeInfo | None = None
-    nodes: list[str] = field(default_factory=list)
-    addrs: list[str] = field(default_factory=list)
-    hosts: list[str] = field(default_factory=list)
-    state: int = 0
-    mins: dict[str, float] = field(default_factory=dict)
-    maxs: dict[str, float] = field(default_factory=dict)
-    n_alloc: int = 0
-    n_idle: int = 0
-    n_other: int = 0
-    c_alloc: int = 0
-    c_idle: int = 0
-    c_other: int = 0
-    c_total: int = 0
-    alloc_mem: int = 0
+    ``first`` is the line's first node (its node columns describe it),
+    ``mins``/``maxs`` the ranges of the numeric attributes, ``n_*`` the
+    node counts (allocated, idle, other) and ``c_*`` the CPU counts.
+    """
+
+    __slots__ = ("part", "part_inx", "first", "nodes", "addrs", "hosts", "state", "mins",
+                 "maxs", "n_alloc", "n_idle", "n_other", "c_alloc", "c_idle", "c_other",
+                 "c_total", "alloc_mem")  # fmt: skip
+
+    def __init__(
+        self, part: PartitionInfo | None, part_inx: int, first: NodeInfo | None = None
+    ) -> None:
+        self.part, self.part_inx, self.first = part, part_inx, first
+        self.nodes: list[str] = []
+        self.addrs: list[str] = []
+        self.hosts: list[str] = []
+        self.state = 0
+        self.mins: dict[str, float] = {}
+        self.maxs: dict[str, float] = {}
+        self.n_alloc = self.n_idle = self.n_other = 0
+        self.c_alloc = self.c_idle = self.c_other = self.c_total = 0
+        self.alloc_mem = 0
 
     @property
     def total(self) -> int:
@@ -287,15 +298,25 @@ def as_number(value: float | None) -> float:
 # --------------------------------------------------------------- rendering
 
 
-@dataclass
+def _no_uid(name: str) -> int | None:
+    return None
+
+
 class Context:
     """What a cell may need besides its line."""
 
-    convert: bool = True  # False with --noconvert
-    cluster: str | None = None  # set only with -M
-    uid_of: Callable[[str], int | None] = lambda name: None
-    part_width: int = 0  # >0: default formats size PARTITION to this
-    node_width: int = 0  # >0: default -N formats size NODELIST to this
+    __slots__ = ("convert", "cluster", "uid_of", "part_width", "node_width")
+
+    def __init__(
+        self,
+        convert: bool = True,  # False with --noconvert
+        cluster: str | None = None,  # set only with -M
+        uid_of: Callable[[str], int | None] = _no_uid,
+        part_width: int = 0,  # >0: default formats size PARTITION to this
+        node_width: int = 0,  # >0: default -N formats size NODELIST to this
+    ) -> None:
+        self.convert, self.cluster, self.uid_of = convert, cluster, uid_of
+        self.part_width, self.node_width = part_width, node_width
 
 
 def _print_str(text: str, width: int, right: bool, cut: bool = True) -> str:

@@ -5,6 +5,8 @@ TCP (node agents, signed requests).  Open paths: ``/health`` and
 ``/openapi.json``; everything else goes through an authentication
 dependency.  ``SlurmError`` becomes a JSON error with Slurm's errno and
 message and a 4xx status — a client's mistake never yields a 500.
+``app.state.submits`` is the group-commit queue that ``POST /v1/jobs``
+feeds (``controller.submitqueue``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from fastapi.responses import JSONResponse
 from controller.api import routes_cluster, routes_jobs
 from controller.api.deps import get_node, get_user
 from controller.context import Controller
+from controller.submitqueue import SubmitQueue
 from slurmlite.errors import SlurmError, http_status
 
 
@@ -37,6 +40,7 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.controller = ctl
+    app.state.submits = SubmitQueue(ctl.jobs, lambda: ctl.loop.wake())
     app.include_router(routes_cluster.open_router)
     app.include_router(routes_jobs.router, dependencies=[Depends(get_user)])
     app.include_router(routes_cluster.user_router, dependencies=[Depends(get_user)])

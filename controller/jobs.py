@@ -20,18 +20,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Connection, Integer, Text, bindparam, cast, select, update
 from sqlalchemy.orm import defer
 
+from controller import listing
 from controller.auth import Caller, may_act_on
-from controller.convert import add_flag, allocs_of, drop_flag, job_dict, job_info, split_list
+from controller.convert import add_flag, allocs_of, drop_flag, row_maker, split_list
 from controller.store.db import Database
 from controller.store.models import JobRow, MetaRow, StepRow
-from controller.submit import SubmitValidator
+from controller.submit import SubmitPlan, SubmitValidator
 from slurmlite import errors
 from slurmlite.errors import SlurmError
-from slurmlite.protocol import CancelRequest, CancelResult, JobCompletion, JobSubmit
-from slurmlite.states import DEFAULT_SQUEUE_STATES, is_finished, job_matches_states
+from slurmlite.protocol import (
+    CancelRequest,
+    CancelResult,
+    JobCompletion,
+    JobInfo,
+    JobSubmit,
+    from_dict,
+)
+from slurmlite.states import is_finished
 
 
 @dataclass
@@ -46,6 +54,21 @@ class AgentOrder:
     message: str | None = None
     batch_only: bool = False
     full: bool = False
+
+
+# a submission's outcome: (job id, --test-only message), or why it was refused
+SubmitOutcome = tuple[int, str | None] | Exception
+_Accepted = tuple[int, Caller, JobSubmit, SubmitPlan]  # (index in the batch, ...)
+_Numbered = tuple[int, int, JobSubmit, SubmitPlan, dict[str, Any]]  # (index, job id, ...)
+
+_JOBS = JobRow.__table__
+_META = MetaRow.__table__
+_ADVANCE = (  # next_job_id += :count, returning the new value (the column is text)
+    update(_META)
+    .where(_META.c.key == "next_job_id")
+    .values(value=cast(cast(_META.c.value, Integer) + bindparam("count"), Text))
+    .returning(_META.c.value)
+)
 
 
 @dataclass
@@ -67,37 +90,88 @@ class JobService:
 
     def submit(self, caller: Caller, req: JobSubmit) -> tuple[int, str | None]:
         """Store a new job; return its id (and the --test-only message)."""
-        now = self.clock()
-        plan = self.validator.validate(caller, req)
-        with self.db.write() as s:
-            job_id = self._next_id(s)
-            row = self.validator.build_row(job_id, caller, req, plan, now)
-            if plan.error is not None:
-                # Slurm keeps the id of a request that can never run and shows
-                # it FAILED (BadConstraints); the submitter gets the error.
-                row.state, row.reason, row.exit_code = "FAILED", "BadConstraints", 1 << 8
-                row.end_time = now
-                s.add(row)
-            elif req.test_only:
-                pass
-            else:
-                s.add(row)
-        if plan.error is not None:
-            raise plan.error
-        if req.test_only:
-            return job_id, self.validator.test_only_message(job_id, row, now)
-        return job_id, None
+        [outcome] = self.submit_many([(caller, req)])
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
 
-    def _next_id(self, s) -> int:  # type: ignore[no-untyped-def]
-        # FOR UPDATE: concurrent submitters on PostgreSQL wait here (a no-op on SQLite)
-        meta = s.get(MetaRow, "next_job_id", with_for_update=True)
-        if meta is None:
-            last = s.scalar(select(JobRow.id).order_by(JobRow.id.desc()).limit(1)) or 0
-            meta = MetaRow(key="next_job_id", value=str(last + 1))
-            s.add(meta)
-        job_id = int(meta.value)
-        meta.value = str(job_id + 1)
-        return job_id
+    def submit_many(self, batch: list[tuple[Caller, JobSubmit]]) -> list[SubmitOutcome]:
+        """Store several submissions in ONE transaction (group commit); an outcome each.
+
+        Every request is validated first; a refused one gets its exception as
+        its outcome and takes no id, the others are numbered in order from one
+        reservation of the id counter and inserted by one statement.  If the
+        transaction itself fails (a value one database refuses, a lost
+        connection), nothing of it was stored, and each request is tried again
+        in a transaction of its own, so only the culprit hears of it.  E.g.
+        a batch (ok, -p nosuch, ok) with the counter at 7 -> [(7, None),
+        SlurmError(invalid partition), (8, None)], counter now 9, one commit.
+        """
+        now = self.clock()
+        outcomes: list[SubmitOutcome | None] = [None] * len(batch)
+        accepted: list[_Accepted] = []
+        for i, (caller, req) in enumerate(batch):
+            try:
+                accepted.append((i, caller, req, self.validator.validate(caller, req)))
+            except Exception as e:  # refused (SlurmError) before it got an id
+                outcomes[i] = e
+        numbered: list[_Numbered] = []
+        try:
+            numbered = self._insert(accepted, now)
+        except Exception as e:
+            if len(accepted) == 1:
+                outcomes[accepted[0][0]] = e
+            else:
+                for one in accepted:
+                    try:
+                        numbered += self._insert([one], now)
+                    except Exception as err:  # this request alone: its caller hears why
+                        outcomes[one[0]] = err
+        for i, job_id, req, plan, values in numbered:
+            if plan.error is not None:
+                outcomes[i] = plan.error  # stored FAILED (BadConstraints); the caller is refused
+            elif req.test_only:
+                try:
+                    outcomes[i] = (job_id, self.validator.test_only_message(job_id, values, now))
+                except Exception as e:
+                    outcomes[i] = e
+            else:
+                outcomes[i] = (job_id, None)
+        return outcomes  # type: ignore[return-value]
+
+    def _insert(self, accepted: list[_Accepted], now: float) -> list[_Numbered]:
+        """Number ``accepted`` and store their rows in one transaction (all or nothing)."""
+        if not accepted:
+            return []
+        numbered: list[_Numbered] = []
+        with self.db.write_rows() as s:
+            first = self._next_id(s, len(accepted))
+            rows = []
+            for k, (i, caller, req, plan) in enumerate(accepted):
+                values = self.validator.build_values(first + k, caller, req, plan, now)
+                numbered.append((i, first + k, req, plan, values))
+                if plan.error is not None or not req.test_only:
+                    rows.append(values)  # a --test-only request keeps its id, no row
+            if rows:
+                s.execute(_JOBS.insert(), rows)
+        return numbered
+
+    def _next_id(self, s: Connection, count: int = 1) -> int:
+        """Reserve ``count`` consecutive job ids in this transaction; return the first.
+
+        One statement advances the counter and reads it back (``UPDATE ...
+        RETURNING``): on PostgreSQL the row stays locked until this
+        transaction ends, so concurrent controllers queue here and never
+        share an id; SQLite's writers are serialised already.  E.g. counter
+        at 7, count 3 -> the counter becomes 10 and ids 7, 8, 9 are ours.
+        """
+        after = s.execute(_ADVANCE, {"count": count}).scalar()
+        if after is not None:
+            return int(after) - count
+        # no counter row (the migration seeds one): start after the highest id
+        last = s.scalar(select(_JOBS.c.id).order_by(_JOBS.c.id.desc()).limit(1)) or 0
+        s.execute(_META.insert(), {"key": "next_job_id", "value": str(last + 1 + count)})
+        return last + 1
 
     # -------------------------------------------------------------- read
 
@@ -117,48 +191,32 @@ class JobService:
         as_dicts: bool = False,
     ) -> list[Any]:
         """Jobs as ``JobInfo`` (or, with ``as_dicts``, their JSON-ready dicts)."""
-        make = job_dict if as_dicts else job_info
-        now = self.clock()
-        with self.db.read() as s:
-            # scripts and environments are never shown: leave them in the store
-            q = select(JobRow).options(defer(JobRow.script), defer(JobRow.environment))
-            if not accounting:
-                # the controller's view: live jobs, and finished ones for MinJobAge seconds
-                # (indexed; a long history does not slow squeue down)
-                q = q.where(
-                    JobRow.state.in_(LIVE_STATES)
-                    | (JobRow.flags == "COMPLETING")
-                    | (JobRow.end_time >= now - self.min_job_age)
-                )
-            if job_ids is not None:
-                q = q.where(JobRow.id.in_(job_ids))
-            if users:
-                q = q.where(JobRow.user.in_(users))
-            if names:
-                q = q.where(JobRow.name.in_(names))
-            if partitions:
-                q = q.where(JobRow.partition.in_(partitions))
-            rows = list(s.scalars(q.order_by(JobRow.id)))
-            steps: dict[int, list[StepRow]] = {}
-            if with_steps and rows:
-                ids = [r.id for r in rows]
-                for st in s.scalars(select(StepRow).where(StepRow.job_id.in_(ids))):
-                    steps.setdefault(st.job_id, []).append(st)
-        out: list[Any] = []
-        wanted = states if states is not None else (None if all_states else DEFAULT_SQUEUE_STATES)
-        for r in rows:
-            flags = split_list(r.flags)
-            if not accounting and is_finished(r.state) and "COMPLETING" not in flags:
-                # finished jobs stay visible for MinJobAge seconds, then only sacct sees them
-                if r.end_time is not None and now - r.end_time > self.min_job_age:
-                    continue
-            if wanted is not None and not job_matches_states(r.state, flags, wanted):
-                continue
-            if accounting and (start is not None or end is not None):
-                if not _in_window(r, start, end):
-                    continue
-            out.append(make(r, _sorted_steps(steps.get(r.id, []))))
-        return out
+        q = listing.JobQuery(
+            job_ids=job_ids,
+            users=users,
+            names=names,
+            partitions=partitions,
+            states=states,
+            all_states=all_states,
+            with_steps=with_steps,
+            accounting=accounting,
+            start=start,
+            end=end,
+        )
+        rows = listing.select_jobs(self.db, q, self.clock(), self.min_job_age, q.with_steps)
+        dicts = listing.to_dicts(rows)
+        return dicts if as_dicts else [from_dict(JobInfo, d) for d in dicts]
+
+    def list_json(
+        self, caller: Caller, q: listing.JobQuery, fields: list[str] | None = None
+    ) -> str:
+        """The API's answer for ``q`` as JSON text: ``{"jobs": [...]}``, or with ``fields``
+        ``{"fields": fields, "rows": [[...], ...]}``.  Raises ``UnknownField``."""
+        if fields is not None:
+            row_maker(fields)  # an unknown name is refused before any work
+        steps = q.with_steps if fields is None else "steps" in fields
+        rows = listing.select_jobs(self.db, q, self.clock(), self.min_job_age, steps)
+        return listing.to_json(rows, fields)
 
     def get_script(self, caller: Caller, job_id: int) -> str:
         with self.db.read() as s:
@@ -265,24 +323,40 @@ class JobService:
         now = self.clock()
         out: list[bool] = []
         seen: set[tuple[int, int, str]] = set()
-        with self.db.write() as s:
-            if len(msgs) > 1:
-                # two queries load every row the batch touches; the gets below hit the session
-                ids = sorted({m.job_id for m in msgs})
-                q = select(JobRow).where(JobRow.id.in_(ids))
-                list(s.scalars(q.options(defer(JobRow.script), defer(JobRow.environment))))
-                list(s.scalars(select(StepRow).where(StepRow.job_id.in_(ids))))
+        # no autoflush: the changes go out in one flush at commit, not one per message
+        with self.db.write() as s, s.no_autoflush:
+            # the rows the batch touches, in a few queries (500 ids each), held here:
+            # the session keeps unreferenced rows only weakly
+            ids = sorted({m.job_id for m in msgs})
+            rows: dict[int, JobRow] = {}
+            steps: dict[tuple[int, str], StepRow] = {}
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                q = select(JobRow).where(JobRow.id.in_(part))
+                for r in s.scalars(q.options(defer(JobRow.script), defer(JobRow.environment))):
+                    rows[r.id] = r
+                for st in s.scalars(select(StepRow).where(StepRow.job_id.in_(part))):
+                    steps[(st.job_id, st.step_id)] = st
             for msg in msgs:
                 key = (msg.job_id, msg.restarts, msg.step_id)
-                out.append(key not in seen and self._complete_in(s, node, msg, now))
+                out.append(key not in seen and self._complete_in(s, node, msg, now, rows, steps))
                 seen.add(key)
         return out
 
-    def _complete_in(self, s, node: str, msg: JobCompletion, now: float) -> bool:  # type: ignore[no-untyped-def]
-        row = s.get(JobRow, msg.job_id)
+    def _complete_in(  # type: ignore[no-untyped-def]
+        self,
+        s,
+        node: str,
+        msg: JobCompletion,
+        now: float,
+        rows: dict[int, JobRow],
+        steps: dict[tuple[int, str], StepRow],
+    ) -> bool:
+        """Apply one message to the loaded ``rows``/``steps`` (a new step is added to both)."""
+        row = rows.get(msg.job_id)
         if row is None or row.restarts != msg.restarts or row.batch_host != node:
             return False
-        step = s.get(StepRow, (row.id, msg.step_id))
+        step = steps.get((row.id, msg.step_id))
         if step is not None and step.end_time is not None:
             return False  # duplicate report
         status = msg.exit_code
@@ -300,6 +374,7 @@ class JobService:
                 mem=share.mem if share else 0,
             )
             s.add(step)
+            steps[(row.id, msg.step_id)] = step
         step.exit_code, step.end_time = status, end
         step.state = _step_state(status, row.state, msg.launch_failed)
         if row.state == "RUNNING":
@@ -321,9 +396,6 @@ class JobService:
         return True
 
 
-LIVE_STATES = ("PENDING", "RUNNING", "SUSPENDED")
-
-
 def _refused(job_id: int, code: int) -> CancelResult:
     """A cancel that did not happen, with Slurm's code and message."""
     return CancelResult(job_id, errors.message(code), code)
@@ -339,21 +411,3 @@ def _step_state(status: int, job_state: str, launch_failed: bool) -> str:
     if job_state in ("CANCELLED", "TIMEOUT"):
         return "CANCELLED"
     return "COMPLETED"
-
-
-def _sorted_steps(steps: list[StepRow]) -> list[StepRow]:
-    order = {"batch": -2, "extern": -1}
-    return sorted(
-        steps, key=lambda s: order.get(s.step_id, int(s.step_id) if s.step_id.isdigit() else 10**9)
-    )
-
-
-def _in_window(row: JobRow, start: float | None, end: float | None) -> bool:
-    """sacct's window: the job existed (eligible..end) at some point in [start, end]."""
-    began = row.submit_time
-    finished = row.end_time if row.end_time is not None else float("inf")
-    if start is not None and finished < start:
-        return False
-    if end is not None and began > end:
-        return False
-    return True

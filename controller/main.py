@@ -11,6 +11,11 @@ opens the job store, and serves the same FastAPI app on two listeners:
 
 Without ``-D`` it detaches like Slurm's slurmctld and logs to
 ``SlurmctldLogFile``; the PID file is ``SlurmctldPidFile``.
+
+uvicorn serves with httptools' HTTP parser (``controller.peercred_http``)
+on uvloop's event loop when they are installed, asyncio's otherwise: on a
+burst of submissions the server's per-request overhead drops from ~145 us
+(h11 + asyncio) to ~65 us.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -101,7 +108,7 @@ def main(foreground: bool, conf_file: str | None, verbose: int) -> None:
     logging.getLogger("alembic").setLevel(logging.WARNING)
     write_pid(cfg.slurmctld_pidfile)
     try:
-        asyncio.run(serve(cfg, key, sockets))
+        run_loop(serve(cfg, key, sockets))
     finally:
         remove_pid(cfg.slurmctld_pidfile)
         try:
@@ -110,18 +117,28 @@ def main(foreground: bool, conf_file: str | None, verbose: int) -> None:
             pass
 
 
+def run_loop(coro: Coroutine[Any, Any, None]) -> None:
+    """Run the server on uvloop's event loop when it is installed (faster), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(coro)
+    else:
+        uvloop.run(coro)
+
+
 async def serve(cfg: Config, key: bytes, sockets: list[socket.socket]) -> None:
     import uvicorn
 
     from controller.app import create_app
-    from controller.auth import PeerCredProtocol
     from controller.context import Controller
+    from controller.peercred_http import http_protocol
 
     ctl = Controller(cfg, key)
     app = create_app(ctl)
     config = uvicorn.Config(
         app,
-        http=PeerCredProtocol,
+        http=http_protocol(),
         log_level="warning",
         access_log=False,
         lifespan="on",

@@ -4,7 +4,8 @@ Reads pending jobs, node rows, what running/completing jobs hold and the
 partitions, and turns them into the frozen values of
 ``slurmlite.scheduler.snapshot``.  Nothing here decides anything: a node is
 ``usable`` exactly when the node service says so, a job's request is copied
-as stored.
+as stored.  ``PendingCache`` keeps the last pass's values, so a deep queue
+is not rebuilt every pass: a job whose columns are unchanged keeps its value.
 """
 
 from __future__ import annotations
@@ -124,16 +125,50 @@ PENDING_COLUMNS = (
 )
 
 
+class PendingCache:
+    """The last pass's ``PendingJob`` values, reused while a job's columns are unchanged.
+
+    Building a ``PendingJob`` costs about 10 us, reading its columns far
+    less; with 1,000 jobs pending, a pass then spends its time on the jobs
+    that are new or changed (any column: an update, a hold, a requeue), not
+    on rebuilding the whole queue.  Values are frozen, so sharing is safe.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: dict[int, tuple[tuple[object, ...], PendingJob]] = {}
+
+    def jobs(self, rows: list) -> tuple[PendingJob, ...]:  # type: ignore[type-arg]
+        """One ``PendingJob`` per row of ``PENDING_COLUMNS`` (the cache keeps just these)."""
+        old, new = self._jobs, {}
+        out = []
+        for r in rows:
+            request = tuple(r[:_REQUEST])
+            hit = old.get(request[0])  # the job id
+            job = hit[1] if hit is not None and hit[0] == request else pending_job(r)
+            new[request[0]] = (request, job)
+            out.append(job)
+        self._jobs = new
+        return tuple(out)
+
+
+_REQUEST = len(PENDING_COLUMNS) - 2  # the columns a PendingJob is made of (not reason, desc)
+
+
 def take(
-    db: Database, cfg: Config, nodes: NodeService, now: float
+    db: Database, cfg: Config, nodes: NodeService, now: float, cache: PendingCache | None = None
 ) -> tuple[Snapshot, dict[int, tuple[str, str | None]]]:
-    """The snapshot, and each pending job's current (reason, description) to spot changes."""
-    with db.read() as s:
-        rows = list(s.execute(select(*PENDING_COLUMNS).where(JobRow.state == "PENDING")))
+    """The snapshot, and each pending job's current (reason, description) to spot changes.
+
+    With ``cache`` (kept from pass to pass), unchanged pending jobs are not rebuilt.
+    """
+    with db.read() as s:  # plain rows through the connection: no ORM work per row
+        stmt = select(*PENDING_COLUMNS).where(JobRow.state == "PENDING")
+        rows = s.connection().execute(stmt).all()
+    pending = cache.jobs(rows) if cache is not None else tuple(pending_job(r) for r in rows)  # type: ignore[arg-type]
     snap = Snapshot(
         now=now,
         nodes=node_views(cfg, nodes, now) if rows else (),
         partitions=partition_views(cfg),
-        pending=tuple(pending_job(r) for r in rows),  # type: ignore[arg-type]
+        pending=pending,
     )
-    return snap, {r.id: (r.reason, r.state_desc) for r in rows}
+    return snap, {r[0]: (r[-2], r[-1]) for r in rows}  # id: (reason, state_desc)

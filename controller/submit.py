@@ -15,6 +15,17 @@ What is checked here, in Slurm's order and with Slurm's error codes
 
 The time limit is resolved here: ``--time`` if given (``0``/UNLIMITED =
 unlimited), else the partition's DefaultTime, else its MaxTime.
+
+A job is described as a plain dict of column values (``build_values``), not
+as an ORM object: the store inserts a batch of such dicts in one statement
+(``JobService.submit_many``), and building 60 instrumented attributes per
+job would cost more than the insert.  What the checks need of the cluster
+(node names, the idle view of each partition's nodes) is a pure function of
+the configuration and the node rows, so it is computed once per pair and
+kept until either changes (``NodeService.rows()`` hands out a new list after
+every node write; ``reconfigure`` replaces ``cfg``); so are the verdicts of
+``check_submit``, per distinct request shape: a burst of 1,000 identical
+``sbatch`` runs the feasibility check once.
 """
 
 from __future__ import annotations
@@ -22,19 +33,19 @@ from __future__ import annotations
 import grp
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from controller.auth import Caller
 from controller.snapshot import node_views, partition_views, pending_job
-from controller.store.models import JobRow
 from slurmlite import errors
 from slurmlite.config import Config, PartitionConf
 from slurmlite.errors import SlurmError
 from slurmlite.hostlist import compress
 from slurmlite.protocol import JobSubmit
-from slurmlite.scheduler.feasibility import check_submit, will_run_now
+from slurmlite.scheduler.feasibility import Rejection, check_submit, will_run_now
 from slurmlite.scheduler.priority import initial_priority
-from slurmlite.scheduler.snapshot import Policy
+from slurmlite.scheduler.snapshot import NodeView, PartitionView, Policy
 from slurmlite.timefmt import fmt_timestamp
 
 if TYPE_CHECKING:
@@ -49,11 +60,47 @@ class SubmitPlan:
     error: SlurmError | None = None
 
 
+class RowView:
+    """Attribute access to a dict of column values, as ``pending_job`` reads a row."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__ = values
+
+
+@dataclass(frozen=True)
+class _ClusterFacts:
+    """What the checks read of the cluster, for one (configuration, node rows) pair."""
+
+    known: frozenset[str]
+    views: dict[str, tuple[NodeView, ...]]  # partition -> its nodes, idle
+    partitions: dict[str, PartitionView]
+    verdicts: dict[tuple[Any, ...], Rejection | None]  # check_submit's answers so far
+
+
 class SubmitValidator:
     def __init__(self, cfg: Config, policy: Policy, nodes: NodeService) -> None:
         self.cfg = cfg
         self.policy = policy
         self.nodes = nodes
+        # (cfg, rows, facts): the key objects are held, so their ids cannot be reused
+        self._facts: tuple[Config, list[Any], _ClusterFacts] | None = None
+
+    def _cluster(self) -> _ClusterFacts:
+        cfg, rows = self.cfg, self.nodes.rows()
+        cached = self._facts
+        if cached is not None and cached[0] is cfg and cached[1] is rows:
+            if len(cached[2].verdicts) > 4096:
+                cached[2].verdicts.clear()
+            return cached[2]
+        views = node_views(cfg, self.nodes, 0.0, idle=True)
+        facts = _ClusterFacts(
+            known=frozenset(r.name for r in rows),
+            views={p.name: tuple(v for v in views if v.name in p.nodes) for p in cfg.partitions},
+            partitions={p.name: p for p in partition_views(cfg)},
+            verdicts={},
+        )
+        self._facts = (cfg, rows, facts)
+        return facts
 
     def _partition(self, name: str | None) -> PartitionConf:
         if name is None:
@@ -78,9 +125,9 @@ class SubmitValidator:
             raise SlurmError(errors.ESLURM_INVALID_ACCOUNT)
         if req.qos is not None and req.qos != self.cfg.default_qos:
             raise SlurmError(errors.ESLURM_INVALID_QOS)
-        known = {n.name for n in self.nodes.rows()}
+        facts = self._cluster()
         for n in [*req.req_nodes, *req.exc_nodes]:
-            if n not in known:
+            if n not in facts.known:
                 raise SlurmError(
                     errors.ESLURM_INVALID_NODE_NAME, f"invalid node name specified: {n}"
                 )
@@ -91,12 +138,16 @@ class SubmitValidator:
         else:
             limit = part.default_time if part.default_time is not None else part.max_time
         plan = SubmitPlan(partition=part, time_limit=limit, memory=self._memory(req))
-        probe = pending_job(self._probe_row(req, plan))
-        views = [
-            v for v in node_views(self.cfg, self.nodes, 0.0, idle=True) if v.name in part.nodes
-        ]
-        pview = next(p for p in partition_views(self.cfg) if p.name == part.name)
-        rejection = check_submit(probe, pview, views, self.policy)
+        values = self._request_values(req, plan)
+        key = tuple(values.values())  # the request as the check sees it
+        try:
+            rejection = facts.verdicts[key]
+        except KeyError:
+            probe = pending_job(RowView(values))
+            rejection = check_submit(
+                probe, facts.partitions[part.name], facts.views[part.name], self.policy
+            )
+            facts.verdicts[key] = rejection
         if rejection is not None:
             plan.error = SlurmError(rejection.code, rejection.detail)
         return plan
@@ -116,80 +167,102 @@ class SubmitValidator:
             return None, self.cfg.def_mem_per_cpu, None
         return None, None, None
 
-    def _probe_row(self, req: JobSubmit, plan: SubmitPlan) -> JobRow:
+    def _request_values(self, req: JobSubmit, plan: SubmitPlan) -> dict[str, Any]:
+        """The columns the feasibility check reads (``pending_job``), as a probe job 0."""
         mem_node, mem_cpu, mem_gpu = plan.memory
-        return JobRow(
-            id=0,
-            priority=1,
-            submit_time=0.0,
-            partition=plan.partition.name,
-            user="",
-            state="PENDING",
-            nodes_min=req.nodes_min or 1,
-            nodes_max=req.nodes_max,
-            ntasks=req.ntasks,
-            ntasks_per_node=req.ntasks_per_node,
-            cpus_per_task=req.cpus_per_task or 1,
-            mem_per_node=mem_node,
-            mem_per_cpu=mem_cpu,
-            mem_per_gpu=mem_gpu,
-            gpus_per_node=req.gres_per_node or 0,
-            gpus_total=req.gpus_total,
-            gpu_type=req.gpu_type,
-            time_limit=plan.time_limit,
-            req_nodes=",".join(req.req_nodes),
-            exc_nodes=",".join(req.exc_nodes),
-            exclusive=req.exclusive,
-            constraint=req.constraint,
-            hold=None,
-            eligible_time=None,
-        )
+        return {
+            "id": 0,
+            "priority": 1,
+            "submit_time": 0.0,
+            "partition": plan.partition.name,
+            "user": "",
+            "state": "PENDING",
+            "nodes_min": req.nodes_min or 1,
+            "nodes_max": req.nodes_max,
+            "ntasks": req.ntasks,
+            "ntasks_per_node": req.ntasks_per_node,
+            "cpus_per_task": req.cpus_per_task or 1,
+            "mem_per_node": mem_node,
+            "mem_per_cpu": mem_cpu,
+            "mem_per_gpu": mem_gpu,
+            "gpus_per_node": req.gres_per_node or 0,
+            "gpus_total": req.gpus_total,
+            "gpu_type": req.gpu_type,
+            "time_limit": plan.time_limit,
+            "req_nodes": ",".join(req.req_nodes),
+            "exc_nodes": ",".join(req.exc_nodes),
+            "exclusive": req.exclusive,
+            "constraint": req.constraint,
+            "hold": None,
+            "eligible_time": None,
+        }
 
-    def build_row(
+    def build_values(
         self, job_id: int, caller: Caller, req: JobSubmit, plan: SubmitPlan, now: float
-    ) -> JobRow:
-        row = self._probe_row(req, plan)
-        row.id = job_id
-        row.name = req.name
-        row.uid, row.gid, row.user = caller.uid, caller.gid, caller.user
-        row.group = _group_name(caller.gid)
-        row.account = req.account or self.cfg.default_account
-        row.qos = req.qos or self.cfg.default_qos
-        row.submit_time = row.eligible_time = now
-        row.flags, row.reason = "", "None"
-        row.nice = req.nice
-        if req.hold:
-            row.hold = "JobHeldUser"
-            row.reason, row.eligible_time = "JobHeldUser", None
-        row.priority = initial_priority(req, self.policy, sequence=job_id)
+    ) -> dict[str, Any]:
+        """The new job's row as column values (the same keys for every job: one batch insert)."""
+        v = self._request_values(req, plan)
         ntasks = req.ntasks or (req.nodes_min or 1) * (req.ntasks_per_node or 1)
-        row.num_cpus = ntasks * (req.cpus_per_task or 1)
-        row.tres_per_node, row.tres_per_job = req.tres_per_node, req.tres_per_job
-        row.work_dir, row.submit_dir, row.submit_host = (
-            req.work_dir,
-            req.submit_dir,
-            req.submit_host,
+        v.update(
+            id=job_id,
+            name=req.name,
+            uid=caller.uid,
+            gid=caller.gid,
+            user=caller.user,
+            group=_group_name(caller.gid),
+            account=req.account or self.cfg.default_account,
+            qos=req.qos or self.cfg.default_qos,
+            submit_time=now,
+            eligible_time=now,
+            flags="",
+            reason="None",
+            state_desc=None,
+            nice=req.nice,
+            priority=initial_priority(req, self.policy, sequence=job_id),
+            num_cpus=ntasks * (req.cpus_per_task or 1),
+            tres_per_node=req.tres_per_node,
+            tres_per_job=req.tres_per_job,
+            work_dir=req.work_dir,
+            submit_dir=req.submit_dir,
+            submit_host=req.submit_host,
+            alloc_sid=req.alloc_sid,
+            command=req.command,
+            comment=req.comment,
+            std_out=req.std_out,
+            std_err=req.std_err,
+            std_in=req.std_in,
+            open_mode=req.open_mode,
+            requeue=True if req.requeue is None else req.requeue,
+            script=req.script,
+            environment=json.dumps(req.environment),
+            echo_env=json.dumps(req.echo_env),
+            export=req.export,
+            restarts=0,
+            alloc="[]",
+            nodes="",
+            layout="",
+            start_time=None,
+            end_time=None,
+            batch_host=None,
+            exit_code=None,
+            derived_exit_code=None,
+            cancelled_by=None,
+            last_sched_eval=now,  # Slurm evaluates a job once as it is submitted
         )
-        row.command, row.comment = req.command, req.comment
-        row.std_out, row.std_err, row.std_in, row.open_mode = (
-            req.std_out,
-            req.std_err,
-            req.std_in,
-            req.open_mode,
-        )
-        row.requeue = True if req.requeue is None else req.requeue
-        row.script = req.script
-        row.environment = json.dumps(req.environment)
-        row.echo_env = json.dumps(req.echo_env)
-        row.export = req.export
-        row.restarts, row.alloc, row.nodes, row.layout = 0, "[]", "", ""
-        return row
+        if req.hold:
+            v["hold"] = v["reason"] = "JobHeldUser"
+            v["eligible_time"] = None
+        if plan.error is not None:
+            # Slurm keeps the id of a request that can never run and shows it
+            # FAILED (BadConstraints); the submitter gets the error.
+            v.update(state="FAILED", reason="BadConstraints", exit_code=1 << 8, end_time=now)
+        return v
 
-    def test_only_message(self, job_id: int, row: JobRow, now: float) -> str:
-        part = self.cfg.partition(row.partition)
+    def test_only_message(self, job_id: int, values: dict[str, Any], now: float) -> str:
+        part = self.cfg.partition(values["partition"])
         views = [v for v in node_views(self.cfg, self.nodes, now) if v.name in part.nodes]
         pview = next(p for p in partition_views(self.cfg) if p.name == part.name)
-        start = will_run_now(pending_job(row), pview, views, self.policy, now)
+        start = will_run_now(pending_job(RowView(values)), pview, views, self.policy, now)
         if start is None:
             raise SlurmError(
                 errors.ESLURM_NOT_SUPPORTED,
@@ -201,7 +274,9 @@ class SubmitValidator:
         )
 
 
+@lru_cache(maxsize=1024)
 def _group_name(gid: int) -> str:
+    """The group's name, looked up once per gid (a miss scans the whole group database)."""
     try:
         return grp.getgrgid(gid).gr_name
     except KeyError:

@@ -35,18 +35,27 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from slurmlite import gresconf, hostlist
+from slurmlite.conftext import (
+    DEFAULT_CONF,
+    MAX_INCLUDE_DEPTH,
+    ConfigError,
+    conf_path,
+    include_target,
+    iter_lines,
+    split_pairs,
+)
+from slurmlite.conftext import read_file as _read_file
 from slurmlite.gresconf import GresConf, autodetect_for_node, gres_for_node, parse_gres_spec
 
 __all__ = [
     "Config", "ConfigError", "GresConf", "NodeConf", "PartitionConf", "autodetect_for_node",
     "config_items", "gres_for_node", "load_config", "parse_config",
 ]  # fmt: skip
-DEFAULT_CONF = "/etc/slurm/slurm.conf"
 SLURM_VERSION = "22.05.8"
 AUTH_TYPES = ("auth/local", "auth/munge", "auth/jwt")
 NODE_STATES = ("UNKNOWN", "IDLE", "DOWN", "DRAIN", "FAIL", "FAILING", "FUTURE", "CLOUD")
@@ -54,8 +63,6 @@ PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
 _FACTORS = "Age Assoc Fairshare JobSize Partition QOS".split()
 PRIORITY_WEIGHT_KEYS = tuple(f"PriorityWeight{factor}" for factor in _FACTORS)
 _NO_WEIGHTS = {factor.lower(): 0 for factor in _FACTORS}  # priority_weights keys: "age", ...
-_UNCOMMENTED = re.compile(r'(?:[^"#]|"[^"]*(?:"|$))*')  # text before a '#' outside quotes
-_PAIR = re.compile(r'\s*([A-Za-z_][\w.]*)\s*=[ \t]*(?:"([^"]*)"|([^\s"]*))(?=\s|$)')
 _INT_KINDS = {  # whole-number kinds: (lowest, highest) accepted value
     "int": (0, None), "sec": (0, None), "pos": (1, None), "port": (1, 65535),
     "rts": (0, 2), "prio": (0, 65533), "array": (0, 4000001), "weight": (0, 4294967295),
@@ -65,10 +72,6 @@ _CHOICES = {
     "bool": ("YES", "NO", "TRUE", "FALSE", "1", "0"),
 }  # fmt: skip
 _CTL_HOST = re.compile(r"([^()\s]+)(?:\(([^()\s]+)\))?")
-
-
-class ConfigError(ValueError):
-    """A configuration line slurmlite cannot use; ``str()`` starts with ``file:line:``."""
 
 
 def _key(key: str, kind: str, default: Any = None, factory: Callable[[], Any] | None = None) -> Any:
@@ -216,32 +219,6 @@ NODE_KEYS = _keys(NodeConf)
 PARTITION_KEYS = _keys(PartitionConf)
 
 
-def iter_lines(text: str) -> Iterator[tuple[int, str]]:
-    """Logical lines as ``(first line number, text)``: comments cut, ``\\`` joined."""
-    start, parts = 0, []
-    for number, raw in enumerate([*text.splitlines(), ""], 1):
-        body = _UNCOMMENTED.match(raw).group(0).rstrip()  # type: ignore[union-attr]
-        start = start if parts else number
-        parts.append(body.removesuffix("\\"))
-        if not body.endswith("\\"):
-            line, parts = "".join(parts).strip(), []
-            if line:
-                yield start, line
-
-
-def split_pairs(line: str, where: str) -> list[tuple[str, str]]:
-    """``'A=1 B="x y"'`` -> ``[('A', '1'), ('B', 'x y')]``; ConfigError if no ``=``."""
-    pairs: list[tuple[str, str]] = []
-    pos, line = 0, line.strip()
-    while pos < len(line):
-        m = _PAIR.match(line, pos)
-        if m is None:
-            raise ConfigError(f"{where}: expected Key=Value, found '{line[pos:].split()[0]}'")
-        pairs.append((m.group(1), m.group(3) if m.group(2) is None else m.group(2)))
-        pos = m.end()
-    return pairs
-
-
 def convert(kind: str, value: str, key: str, where: str) -> Any:
     """One raw value -> its typed form (``kind`` from the field); ConfigError if invalid."""
     bad = ConfigError(f"{where}: invalid value '{value}' for {key}")
@@ -314,10 +291,9 @@ class _Reader:
         label = "slurm.conf" if fname.startswith("<") else os.path.basename(fname)
         for number, line in iter_lines(text):
             where = f"{label}:{number}"
-            words = line.split(None, 1)
-            if words[0].lower() == "include" and len(words) == 2:  # relative: conf dir
-                name = words[1].strip().strip('"')
-                if depth >= 8:  # ends Include loops
+            name = include_target(line)
+            if name is not None:  # relative: conf dir
+                if depth >= MAX_INCLUDE_DEPTH:
                     raise ConfigError(f"{where}: Include nested too deeply ('{name}')")
                 self.read(_read_file(os.path.join(self.conf_dir, name), where), name, depth + 1)
                 continue
@@ -437,14 +413,6 @@ class _Reader:
         cfg.key_file = cfg.key_file or os.path.join(self.conf_dir, "slurmlite.key")
 
 
-def _read_file(path: str, where: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError as err:
-        raise ConfigError(f"{where}: cannot read {path}: {err.strerror}") from None
-
-
 def parse_config(text: str, path: str = "<string>", gres_text: str | None = None) -> Config:
     """Parse slurm.conf text.  ``path`` names it: relative paths and Includes start
     from its directory (a ``<string>`` reads as if it were /etc/slurm/slurm.conf).
@@ -462,8 +430,7 @@ def parse_config(text: str, path: str = "<string>", gres_text: str | None = None
 
 def load_config(path: str | None = None, env: Mapping[str, str] | None = None) -> Config:
     """Read ``path``, else ``$SLURM_CONF``, else /etc/slurm/slurm.conf, + gres.conf beside it."""
-    env = os.environ if env is None else env
-    path = path or env.get("SLURM_CONF") or DEFAULT_CONF
+    path = conf_path(path, env)
     text = _read_file(path, os.path.basename(path))
     gres_path = os.path.join(os.path.dirname(os.path.abspath(path)), "gres.conf")
     gres_text = _read_file(gres_path, "gres.conf") if os.path.exists(gres_path) else None

@@ -39,8 +39,6 @@ and ``\\ `` keeps the blank (Slurm splits there).  Reference: Slurm 22.05
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from slurmlite.getopt import CommandLineError
 
 BLANKS = " \t\n\v\f\r"
@@ -52,10 +50,12 @@ class DirectiveError(CommandLineError):
     """A directive line sbatch cannot accept (lines already prefixed)."""
 
 
-@dataclass
 class Directives:
-    tokens: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # stderr lines
+    """The option words found in ``#SBATCH`` lines, and warnings (stderr lines)."""
+
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+        self.warnings: list[str] = []
 
 
 def invalid_directive(word: str, prog: str = "sbatch") -> DirectiveError:

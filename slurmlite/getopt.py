@@ -51,8 +51,6 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 # argument kinds
@@ -71,7 +69,6 @@ ENV_SLURM_BOOL = "slurm"  # "", "yes" or a non-zero number -> on; else reset
 ENV_TRUE_FALSE = "truefalse"  # true/T -> on, false/F -> off, else a warning
 
 
-@dataclass(frozen=True)
 class OptionSpec:
     """One row of a command's option table.
 
@@ -79,17 +76,31 @@ class OptionSpec:
     aliases.  ``env`` lists input variables (later ones win), skipped when an
     option in ``env_unless`` was given.  ``repeat``: ``last`` (last one wins),
     ``append`` (a list of every value) or ``count`` (``-vvv`` = 3).
+
+    (Plain classes, not dataclasses, throughout this module: every command
+    imports it, and ``dataclasses`` alone costs a command ~10 ms of start-up.)
     """
 
-    key: str
-    long: tuple[str, ...] = ()
-    short: str = ""
-    arg: str = NO_ARG
-    status: str = SUPPORTED
-    env: tuple[str, ...] = ()
-    env_unless: tuple[str, ...] = ()
-    env_flag: str = ENV_PRESENCE
-    repeat: str = "last"
+    __slots__ = ("key", "long", "short", "arg", "status", "env", "env_unless", "env_flag", "repeat")
+
+    def __init__(
+        self,
+        key: str,
+        long: tuple[str, ...] = (),
+        short: str = "",
+        arg: str = NO_ARG,
+        status: str = SUPPORTED,
+        env: tuple[str, ...] = (),
+        env_unless: tuple[str, ...] = (),
+        env_flag: str = ENV_PRESENCE,
+        repeat: str = "last",
+    ) -> None:
+        self.key, self.long, self.short, self.arg = key, long, short, arg
+        self.status, self.env, self.env_unless = status, env, env_unless
+        self.env_flag, self.repeat = env_flag, repeat
+
+    def __repr__(self) -> str:
+        return f"OptionSpec({self.name}, key={self.key!r}, arg={self.arg!r})"
 
     @property
     def name(self) -> str:
@@ -103,29 +114,30 @@ class OptionSpec:
         return f"--{preferred if preferred in self.long else self.long[0]}"
 
 
-@dataclass(frozen=True)
 class OptionTable:
-    """A command's options in its own order, and how its getopt behaves."""
+    """A command's options in its own order, and how its getopt behaves.
 
-    prog: str
-    specs: tuple[OptionSpec, ...]
-    permute: bool = True  # False: stop at the first positional word (sbatch)
-    try_help: bool = True  # print 'Try "prog --help" ...' after getopt errors
-    error_exit: int = 1  # exit status for getopt errors (sbatch: 255)
+    ``permute=False``: stop at the first positional word (sbatch);
+    ``try_help``: print 'Try "prog --help" ...' after getopt errors;
+    ``error_exit``: exit status for getopt errors (sbatch: 255).
+    """
 
-    def __post_init__(self) -> None:
-        shorts = [s.short for s in self.specs if s.short]
-        longs = [n for s in self.specs for n in s.long]
+    def __init__(
+        self,
+        prog: str,
+        specs: tuple[OptionSpec, ...],
+        permute: bool = True,
+        try_help: bool = True,
+        error_exit: int = 1,
+    ) -> None:
+        self.prog, self.specs = prog, specs
+        self.permute, self.try_help, self.error_exit = permute, try_help, error_exit
+        shorts = [s.short for s in specs if s.short]
+        longs = [n for s in specs for n in s.long]
         if len(set(shorts)) != len(shorts) or len(set(longs)) != len(longs):
-            raise ValueError(f"{self.prog}: duplicate option letter or name in table")
-
-    @cached_property
-    def long_names(self) -> list[tuple[str, OptionSpec]]:
-        return [(n, s) for s in self.specs for n in s.long]
-
-    @cached_property
-    def shorts(self) -> dict[str, OptionSpec]:
-        return {s.short: s for s in self.specs if s.short}
+            raise ValueError(f"{prog}: duplicate option letter or name in table")
+        self.long_names: list[tuple[str, OptionSpec]] = [(n, s) for s in specs for n in s.long]
+        self.shorts: dict[str, OptionSpec] = {s.short: s for s in specs if s.short}
 
     def spec(self, key: str) -> OptionSpec:
         """The first row with ``key`` (KeyError if none)."""
@@ -152,7 +164,6 @@ class UnsupportedOption(CommandLineError):
     """A real Slurm option slurmlite does not implement yet (exit 1)."""
 
 
-@dataclass(frozen=True)
 class Occurrence:
     """One option found: its row, value (None: no value), where it came from.
 
@@ -161,11 +172,26 @@ class Occurrence:
     is an environment flag switched off (``SBATCH_REQUEUE=no``).
     """
 
-    spec: OptionSpec
-    value: str | None
-    source: str = "cli"
-    written: str = ""
-    reset: bool = False
+    __slots__ = ("spec", "value", "source", "written", "reset")
+
+    def __init__(
+        self,
+        spec: OptionSpec,
+        value: str | None,
+        source: str = "cli",
+        written: str = "",
+        reset: bool = False,
+    ) -> None:
+        self.spec, self.value, self.source = spec, value, source
+        self.written, self.reset = written, reset
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Occurrence) and all(
+            getattr(self, k) == getattr(other, k) for k in self.__slots__
+        )
+
+    def __repr__(self) -> str:
+        return f"Occurrence({self.spec.name}, {self.value!r}, {self.source!r}, {self.written!r})"
 
 
 class Getopt:
@@ -319,19 +345,27 @@ def refuse_unsupported(prog: str, occurrence: Occurrence) -> None:
     raise UnsupportedOption([f"{prog}: error: {name} is not supported yet"], 1)
 
 
-@dataclass
 class ParsedOptions:
     """Folded values: flags True, ``count`` ints, ``append`` lists, else text.
 
     An optional-argument option given without a value is stored as ``None``:
-    test it with :meth:`has`.
+    test it with :meth:`has`.  ``ignored`` names options accepted without
+    effect (e.g. ``["--mail-type"]``).
     """
 
-    values: dict[str, Any] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
-    positionals: list[str] = field(default_factory=list)
-    ignored: list[str] = field(default_factory=list)  # e.g. ["--mail-type"]
-    warnings: list[str] = field(default_factory=list)
+    def __init__(
+        self,
+        values: dict[str, Any] | None = None,
+        sources: dict[str, str] | None = None,
+        positionals: builtins.list[str] | None = None,
+        ignored: builtins.list[str] | None = None,
+        warnings: builtins.list[str] | None = None,
+    ) -> None:
+        self.values = {} if values is None else values
+        self.sources = {} if sources is None else sources
+        self.positionals = [] if positionals is None else positionals
+        self.ignored = [] if ignored is None else ignored
+        self.warnings = [] if warnings is None else warnings
 
     def has(self, key: str) -> bool:
         return key in self.values

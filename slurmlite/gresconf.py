@@ -121,14 +121,14 @@ def _typed(got: dict[str, str], key: str, parse: Callable[[str], T], default: T,
     try:
         return parse(got[key])
     except ValueError:
-        from slurmlite.config import ConfigError
+        from slurmlite.conftext import ConfigError
 
         raise ConfigError(f"{where}: invalid value '{got[key]}' for {key}") from None
 
 
 def parse_gres_conf(text: str, path: str = "gres.conf") -> GresFile:
     """Parse gres.conf text; ConfigError (``gres.conf:N: ...``) for a broken line."""
-    from slurmlite.config import ConfigError, iter_lines, split_pairs
+    from slurmlite.conftext import ConfigError, iter_lines, split_pairs
     from slurmlite.hostlist import expand
 
     out = GresFile()

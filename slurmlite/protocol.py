@@ -99,6 +99,7 @@ class JobSubmit:
     submit_dir: str
     submit_host: str
     environment: dict[str, str] = field(default_factory=dict)
+    alloc_sid: int = 0  # the submitting shell's session id (scontrol's AllocNode:Sid)
     export: str = "ALL"  # ALL | NONE | list as given to --export
     partition: str | None = None
     account: str | None = None
@@ -228,6 +229,8 @@ class JobInfo:
     steps: list[StepInfo] = field(default_factory=list)
     array_job_id: int | None = None
     array_task_id: int | None = None
+    alloc_node: str | None = None  # the host sbatch ran on
+    alloc_sid: int = 0  # its session id
 
 
 @dataclass

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from slurmlite.timefmt import duration_to_minutes, parse_duration
 
@@ -151,8 +151,7 @@ def parse_open_mode(text: str) -> str:
 # ---------------------------------------------------------------------- GPUs
 
 
-@dataclass(frozen=True)
-class GpuRequest:
+class GpuRequest(NamedTuple):
     """``count`` GPUs, of model ``type`` when given (``gpu:a100:2``)."""
 
     count: int

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
 from slurmlite import hostlist, resources
 from slurmlite.directives import invalid_directive, scan
@@ -59,7 +59,9 @@ from slurmlite.getopt import (
     refuse_unsupported,
 )
 from slurmlite.options import SBATCH, SBATCH_EARLY
-from slurmlite.protocol import JobSubmit
+
+if TYPE_CHECKING:
+    from slurmlite.protocol import JobSubmit
 
 PROG = "sbatch"
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024
@@ -75,37 +77,58 @@ def _error(*messages: str, code: int = 1) -> SbatchError:
     return SbatchError([f"{PROG}: error: {m}" for m in messages], code)
 
 
-@dataclass
 class SbatchCommand:
     """What the sbatch command should do.
 
     ``request`` is ``"help"``, ``"usage"`` or ``"version"`` when sbatch must
-    only print that (then ``submit`` is None).  ``warnings`` are stderr lines
-    to print before submitting; ``ignored`` names the options accepted
-    without effect (worth a line with ``-v``).
+    only print that (then ``fields`` is None).  ``fields`` is the request as
+    ``JobSubmit`` field names -> values (fields left out take the
+    dataclass's defaults); sbatch sends it as it is, without building the
+    dataclass (start-up time).  ``warnings`` are stderr lines to print
+    before submitting; ``ignored`` names the options accepted without
+    effect (worth a line with ``-v``); ``cluster`` comes from -M/--clusters
+    (``--parsable`` then prints ``ID;cluster``).
     """
 
-    submit: JobSubmit | None
-    parsable: bool = False
-    test_only: bool = False
-    cluster: str | None = None  # from -M/--clusters: "--parsable" prints "ID;cluster"
-    quiet: bool = False
-    verbose: int = 0
-    request: str | None = None
-    script_args: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    ignored: list[str] = field(default_factory=list)
+    def __init__(
+        self,
+        fields: dict[str, Any] | None,
+        parsable: bool = False,
+        test_only: bool = False,
+        cluster: str | None = None,
+        quiet: bool = False,
+        verbose: int = 0,
+        request: str | None = None,
+        script_args: list[str] | None = None,
+        warnings: list[str] | None = None,
+        ignored: list[str] | None = None,
+    ) -> None:
+        self.fields = fields
+        self.parsable, self.test_only, self.cluster = parsable, test_only, cluster
+        self.quiet, self.verbose, self.request = quiet, verbose, request
+        self.script_args = script_args or []
+        self.warnings = warnings or []
+        self.ignored = ignored or []
+
+    @property
+    def submit(self) -> JobSubmit | None:
+        """The request as a ``JobSubmit`` (for the bench and tests; sbatch sends ``fields``)."""
+        if self.fields is None:
+            return None
+        from slurmlite.protocol import JobSubmit, from_dict
+
+        return from_dict(JobSubmit, self.fields)
 
 
-@dataclass
 class _Options:
     """Option values as the passes set them (None: not given)."""
 
-    cwd: str
-    values: dict[str, object] = field(default_factory=dict)
-    mem_source: dict[str, str] = field(default_factory=dict)  # "cli" or "env"
-    verbose: int = 0
-    ignored: list[str] = field(default_factory=list)
+    def __init__(self, cwd: str, verbose: int = 0) -> None:
+        self.cwd = cwd
+        self.values: dict[str, object] = {}
+        self.mem_source: dict[str, str] = {}  # "cli" or "env"
+        self.verbose = verbose
+        self.ignored: list[str] = []
 
     def get(self, key: str, default: object = None) -> object:
         return self.values.get(key, default)
@@ -182,13 +205,15 @@ _PARSERS: dict[str, _Parser] = {
 # -------------------------------------------------------------------- script
 
 
-@dataclass
 class _Script:
-    text: str
-    default_name: str
-    command: str | None  # the script path (Command=), None for stdin/--wrap
-    label: str  # name used in directive errors: base name or "stdin"
-    size: int
+    """The batch script: text, default job name, ``Command=`` path (None for
+    stdin/--wrap), the name used in directive errors, size in bytes."""
+
+    def __init__(
+        self, text: str, default_name: str, command: str | None, label: str, size: int
+    ) -> None:
+        self.text, self.default_name, self.command = text, default_name, command
+        self.label, self.size = label, size
 
 
 def _find_script(name: str, cwd: str, path_env: str) -> str:
@@ -317,7 +342,7 @@ def build_submit(
     clusters = opts.get("clusters") or opts.get("cluster")
     if isinstance(clusters, str) and clusters:
         command.cluster = clusters.split(",")[0]
-    command.submit = _finish(opts, script, command, env, cwd, hostname, umask)
+    command.fields = _finish(opts, script, command, env, cwd, hostname, umask)
     return command
 
 
@@ -449,7 +474,7 @@ def _finish(
     cwd: str,
     hostname: str,
     umask: int | None,
-) -> JobSubmit:
+) -> dict[str, Any]:
     """The checks sbatch makes after the passes, then the request itself."""
     _check_memory(opts)
     if command.quiet and command.verbose:
@@ -460,13 +485,13 @@ def _finish(
         raise _error(
             "Batch job submission failed: Pathname of a file, directory or other parameter too long"
         )
-    if command.script_args and "argv" not in {f.name for f in fields(JobSubmit)}:
+    if command.script_args:
         raise _error("arguments to the batch script are not supported yet")
     get = opts.get
     export = str(get("export", "ALL"))
     environment, export_warnings = resources.export_environment(export, env)
     command.warnings.extend(f"{PROG}: error: {w}" for w in export_warnings)
-    submit = JobSubmit(
+    submit: dict[str, Any] = dict(
         script=script.text,
         name=str(get("job_name") or script.default_name),
         work_dir=str(get("chdir") or cwd),
@@ -481,12 +506,10 @@ def _finish(
         command=script.command,
         umask=f"{umask:04o}" if umask is not None else None,
         echo_env=_echo_env(opts, geometry["ntasks"], env),
-        **geometry,  # type: ignore[arg-type]
-        **gpu,  # type: ignore[arg-type]
+        **geometry,
+        **gpu,
     )
     for key, attr in _COPIED.items():
         if get(key) is not None:
-            setattr(submit, attr, get(key))
-    if command.script_args:
-        submit.argv = list(command.script_args)  # type: ignore[attr-defined]
+            submit[attr] = get(key)
     return submit

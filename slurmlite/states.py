@@ -95,10 +95,11 @@ def is_finished(base: str) -> bool:
 
 def job_state_long(base: str, flags: Iterable[str]) -> str:
     """squeue %T / scontrol JobState: first flag by precedence, else base."""
-    present = set(flags)
-    for flag, long, _ in JOB_FLAG_ORDER:
-        if flag in present:
-            return long
+    if flags:
+        present = set(flags)
+        for flag, long, _ in JOB_FLAG_ORDER:
+            if flag in present:
+                return long
     return _check_base(base)
 
 
@@ -107,11 +108,15 @@ def job_state_compact(base: str, flags: Iterable[str]) -> str:
 
     A flag without a compact code (EXPEDITING) is skipped.
     """
-    present = set(flags)
-    for flag, _, compact in JOB_FLAG_ORDER:
-        if flag in present and compact:
-            return compact
-    return _JOB_COMPACT[_check_base(base)]
+    if flags:  # most jobs have none: skip the scan (squeue calls this per row)
+        present = set(flags)
+        for flag, _, compact in JOB_FLAG_ORDER:
+            if flag in present and compact:
+                return compact
+    try:
+        return _JOB_COMPACT[base]
+    except KeyError:
+        raise ValueError(f"unknown job state: {base!r}") from None
 
 
 def parse_job_states(text: str) -> set[str] | None:

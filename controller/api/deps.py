@@ -3,6 +3,10 @@
 ``UserCaller`` accepts only requests that arrived on the Unix socket (peer
 credentials from the kernel); ``NodeCaller`` accepts only requests signed
 with a node key.  Anything else is refused with 401 before a route runs.
+
+They are ``async def`` although they never wait: FastAPI runs a plain
+``def`` dependency in its thread pool, and that round trip (twice per user
+request) cost more than the rest of a submission's handling.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from slurmlite import errors
 from slurmlite.credential import CredentialError, verify_request
 
 
-def get_controller(request: Request) -> Controller:
+async def get_controller(request: Request) -> Controller:
     return request.app.state.controller
 
 
@@ -35,7 +39,7 @@ def _unauthorized(detail: str) -> HTTPException:
     )
 
 
-def get_user(request: Request, ctl: Ctl) -> Caller:
+async def get_user(request: Request, ctl: Ctl) -> Caller:
     creds = getattr(request.state, "peercred", None)
     if not creds:
         raise _unauthorized(

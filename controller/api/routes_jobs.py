@@ -2,30 +2,46 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, HTTPException, Query, Request, Response
 
 from controller.api.deps import Ctl, UserCaller
+from controller.api.fastsubmit import SUBMIT_BODY, submit_job
 from controller.api.schemas import (
     CancelRequestModel,
     CancelResults,
     JobList,
-    JobSubmitModel,
     SubmitResultModel,
 )
-from slurmlite.protocol import CancelRequest, JobSubmit, from_dict, to_dict
+from controller.auth import Caller
+from controller.context import Controller
+from controller.convert import UnknownField
+from controller.listing import JobQuery
+from slurmlite.protocol import CancelRequest, from_dict, to_dict
 
 router = APIRouter(prefix="/v1", tags=["jobs"])
 ListQuery = Annotated[list[str] | None, Query()]
 
 
-def _job_list(jobs: list[dict]) -> Response:  # type: ignore[type-arg]
-    """The JobList answer, serialised directly: re-validating thousands of jobs
-    through the response model would cost more than building them."""
-    body = json.dumps({"jobs": jobs}, separators=(",", ":"))
+def _job_list(
+    ctl: Controller, caller: Caller, q: JobQuery, fields: list[str] | None = None
+) -> Response:
+    """The listing, serialised by the controller itself (``listing.to_json``): validating
+    thousands of jobs through the response model would cost more than building them.
+    ``fields`` names the JobInfo fields of a projection; an unknown one is a 400."""
+    try:
+        body = ctl.jobs.list_json(caller, q, fields)
+    except UnknownField as e:
+        raise HTTPException(status_code=400, detail=str(e)) from None
     return Response(content=body, media_type="application/json")
+
+
+def _fields(values: list[str] | None) -> list[str] | None:
+    """``?fields=job_id,state&fields=flags`` -> ["job_id", "state", "flags"]; absent -> None."""
+    if values is None:
+        return None
+    return [v for item in values for v in item.split(",") if v]
 
 
 def _ids(values: list[str] | None) -> list[int] | None:
@@ -42,13 +58,9 @@ def _csv(values: list[str] | None) -> list[str] | None:
     return out or None
 
 
-@router.post("/jobs", response_model=SubmitResultModel)
-def submit(body: JobSubmitModel, caller: UserCaller, ctl: Ctl):  # type: ignore[valid-type]
-    req = from_dict(JobSubmit, body.model_dump())  # type: ignore[attr-defined]
-    job_id, message = ctl.jobs.submit(caller, req)
-    if not req.test_only:
-        ctl.loop.wake()
-    return {"job_id": job_id, "test_only_message": message}
+@router.post("/jobs", response_model=SubmitResultModel, openapi_extra=SUBMIT_BODY)
+async def submit(caller: UserCaller, request: Request) -> Response:  # type: ignore[valid-type]
+    return await submit_job(caller, request)  # validation, group commit: see fastsubmit
 
 
 @router.get("/jobs", response_model=JobList)
@@ -62,21 +74,18 @@ def list_jobs(
     states: ListQuery = None,
     all_states: bool = False,
     steps: bool = False,
+    fields: ListQuery = None,
 ):
-    job_ids = _ids(ids)
-    wanted = set(_csv(states) or []) or None
-    jobs = ctl.jobs.list_jobs(
-        caller,
-        job_ids=job_ids,
+    q = JobQuery(
+        job_ids=_ids(ids),
         users=_csv(users),
         names=_csv(names),
         partitions=_csv(partitions),
-        states=wanted,
+        states=set(_csv(states) or []) or None,
         all_states=all_states,
         with_steps=steps,
-        as_dicts=True,
     )
-    return _job_list(jobs)
+    return _job_list(ctl, caller, q, _fields(fields))
 
 
 @router.get("/accounting", response_model=JobList)
@@ -90,11 +99,9 @@ def accounting(
     start: float | None = None,
     end: float | None = None,
 ):
-    job_ids = _ids(ids)
     wanted = set(_csv(states) or []) or None
-    jobs = ctl.jobs.list_jobs(
-        caller,
-        job_ids=job_ids,
+    q = JobQuery(
+        job_ids=_ids(ids),
         users=_csv(users),
         names=_csv(names),
         states=wanted,
@@ -103,9 +110,8 @@ def accounting(
         accounting=True,
         start=start,
         end=end,
-        as_dicts=True,
     )
-    return _job_list(jobs)
+    return _job_list(ctl, caller, q)
 
 
 @router.post("/jobs/cancel", response_model=CancelResults)

@@ -90,6 +90,7 @@ class JobRow(Base):
     work_dir: Mapped[str] = mapped_column(Text)
     submit_dir: Mapped[str] = mapped_column(Text)
     submit_host: Mapped[str] = mapped_column(Text)
+    alloc_sid: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     command: Mapped[str | None] = mapped_column(Text, nullable=True)
     std_out: Mapped[str | None] = mapped_column(Text, nullable=True)
     std_err: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -40,6 +40,7 @@ from slurmlite.scheduler.select import (
     fits_when_idle,
     job_shape,
     memory_rule,
+    min_nodes,
     node_memory,
     select_nodes,
 )
@@ -72,7 +73,7 @@ def wait_reason(job: PendingJob, partition: PartitionView | None, now: float) ->
         job.time_limit is None or job.time_limit > partition.max_time
     ):
         return "PartitionTimeLimit"
-    if job_shape(job).nodes_min > len(partition.nodes):
+    if min_nodes(job) > len(partition.nodes):
         return "PartitionNodeLimit"
     return None
 

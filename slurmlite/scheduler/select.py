@@ -65,9 +65,22 @@ class Shape:
     gpus_total: int
 
 
+def min_nodes(job: PendingJob) -> int:
+    """The fewest nodes ``job`` can run on (``job_shape(job).nodes_min``, built cheaply:
+    every pass asks it of every pending job)."""
+    kmin = max(1, job.nodes_min)
+    if job.ntasks is None:
+        return kmin
+    tasks = max(1, job.ntasks)
+    cap = job.ntasks_per_node
+    if cap:
+        kmin = max(kmin, -(-tasks // cap))  # ceil: 5 tasks, 2 per node -> 3 nodes
+    return min(kmin, tasks)  # never more nodes than tasks (sbatch lowers -N too)
+
+
 def job_shape(job: PendingJob) -> Shape:
     cpt = max(1, job.cpus_per_task)
-    kmin = max(1, job.nodes_min)
+    kmin = min_nodes(job)
     gtot = job.gpus_total or 0
     if job.ntasks is None:
         per_node = job.ntasks_per_node or 1
@@ -76,9 +89,6 @@ def job_shape(job: PendingJob) -> Shape:
         return Shape(None, per_node, cpt, kmin, max(kmin, kmax), job.gpus_per_node, gtot)
     tasks = max(1, job.ntasks)
     cap = job.ntasks_per_node
-    if cap:
-        kmin = max(kmin, -(-tasks // cap))  # ceil: 5 tasks, 2 per node -> 3 nodes
-    kmin = min(kmin, tasks)  # never more nodes than tasks (sbatch lowers -N too)
     kmax = job.nodes_max if job.nodes_max is not None else tasks
     kmax = min(max(kmin, kmax), tasks)
     if gtot:
@@ -275,6 +285,9 @@ def _to_start(job: PendingJob, rule: MemRule, chosen: list[tuple[NodeView, int, 
         cpus = tasks * max(1, job.cpus_per_task)
         mem = node_memory(rule, node, cpus, gpus)
         if job.exclusive:
+            # the whole node is held, so per-CPU/per-GPU memory counts all of it, as in
+            # Slurm (DefMemPerCPU=1000 on a 2-CPU node: 2000), at most the node's memory
+            mem = min(node.real_memory, node_memory(rule, node, node.cpus, node.gpus))
             allocs.append(NodeAlloc(node.name, node.cpus, mem, list(range(node.gpus))))
         else:
             allocs.append(NodeAlloc(node.name, cpus, mem, list(node.free_gpus[:gpus])))

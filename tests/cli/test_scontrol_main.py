@@ -13,8 +13,10 @@ import pytest
 
 import cli.client
 from cli import scontrol
+from cli.client import Record
+from slurmlite.conftext import ClientSettings
 from slurmlite.errors import ESLURM_ACCESS_DENIED, SlurmError
-from slurmlite.protocol import JobInfo, NodeAlloc, NodeInfo, NodeUpdate, PartitionInfo
+from slurmlite.protocol import JobInfo, NodeAlloc, NodeInfo, PartitionInfo, to_dict
 
 GOLDEN = Path("/work/shared/golden/slurm-22.05")
 
@@ -80,7 +82,7 @@ class FakeClient:
             PartitionInfo("debug", ["n1", "n2"], True, None, None, "UP", 1, 1, 4, 2, 8000, 4),
             PartitionInfo("long", ["n1", "n2"], False, None, None, "UP", 10, 1, 4, 2, 8000, 4),
         ]
-        self.updates: list[NodeUpdate] = []
+        self.updates: list[dict[str, object]] = []  # NodeUpdate fields
         self.update_error: SlurmError | None = None
         self.reconfigured = 0
         self.reconfigure_error: SlurmError | None = None
@@ -103,7 +105,7 @@ class FakeClient:
     def get_config_items(self) -> list[tuple[str, str]]:
         return [("ClusterName", "anchor"), ("MinJobAge", "300 sec")]
 
-    def update_nodes(self, upd: NodeUpdate) -> None:
+    def update_nodes(self, upd: dict[str, object]) -> None:
         if self.update_error:
             raise self.update_error
         self.updates.append(upd)
@@ -202,6 +204,49 @@ def test_show_all_jobs_and_array_tasks(fake, capsys):
     assert run(capsys, ["show", "job"]) == ("No jobs in the system\n", "", 0)
 
 
+def as_wire(record: object) -> Record:
+    """What the real client returns: a Record of the JSON answer (extra attributes kept)."""
+    return Record({**vars(record), **to_dict(record)})
+
+
+def test_wire_records_print_like_the_dataclasses(fake, capsys):
+    commands = [["show", "job"], ["show", "job", "57_3"], ["show", "job", "-o", "50"],
+                ["show", "node"], ["show", "partition"]]  # fmt: skip
+    want = [run(capsys, argv) for argv in commands]
+    fake.jobs = [as_wire(j) for j in fake.jobs]
+    fake.nodes = [as_wire(n) for n in fake.nodes]
+    fake.partitions = [as_wire(p) for p in fake.partitions]
+    assert isinstance(fake.jobs[0].alloc[0], Record)  # nested lists are Records too
+    assert [run(capsys, argv) for argv in commands] == want
+    # the task view is a copy: the array's own record still stands for all its tasks
+    assert fake.jobs[1].array_task_id is None and fake.jobs[1].array_task_str == "0-9%2"
+
+
+def test_node_layout_and_host_come_from_slurm_conf(fake, capsys, tmp_path):
+    """The real client knows only the socket; show node and ping read slurm.conf itself."""
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(
+        "ClusterName=anchor\nSlurmctldHost=ctl1(10.0.0.1)\nSlurmdPort=6922\n"
+        "NodeName=n[1-2] CPUs=2 Sockets=1 CoresPerSocket=2 ThreadsPerCore=1\n"
+        "PartitionName=debug Nodes=ALL Default=YES\n"
+    )
+    fake.config = ClientSettings(str(conf), "anchor", str(tmp_path / "sock"))
+    fake.whoami = lambda: (0, "root")
+    out, err, status = run(capsys, ["show", "node", "n1"])
+    # 1 socket x 2 cores x 1 thread = 2 CPUs: the configured layout is shown;
+    # n1 listens on 6818, not SlurmdPort 6922, so its Port= is shown
+    assert (err, status) == ("", 0)
+    assert "CoresPerSocket=2 " in out and "Sockets=1 Boards=1" in out
+    assert "NodeHostName=n1 Port=6818 Version=" in out
+    assert "Port=" not in run(capsys, ["show", "node", "n2"])[0]  # n2 is on 6922
+    assert run(capsys, ["ping"]) == ("Slurmctld(primary) at ctl1 is UP\n", "", 0)
+    # an unreadable slurm.conf: the plain layout (2 one-core sockets), localhost
+    conf.unlink()
+    out, _, _ = run(capsys, ["show", "node", "n1"])
+    assert "CoresPerSocket=1 " in out and "Sockets=2 Boards=1" in out
+    assert run(capsys, ["ping"]) == ("Slurmctld(primary) at localhost is UP\n", "", 0)
+
+
 def test_unknown_node_and_partition(fake, capsys):
     assert run(capsys, ["show", "node", "n9"]) == ("Node n9 not found\n", "", 1)
     assert run(capsys, ["show", "partition", "gpu"]) == ("Partition gpu not found\n", "", 1)
@@ -244,9 +289,9 @@ def test_hostlist_from_a_file(fake, capsys, tmp_path):
 def test_node_update_sends_the_request(fake, capsys):
     argv = ["update", "NodeName=n[1-2]", "State=drain", 'Reason="disk full"']
     assert run(capsys, argv) == ("", "", 0)
-    assert fake.updates == [NodeUpdate(names=["n1", "n2"], state="DRAIN", reason="disk full")]
+    assert fake.updates == [{"names": ["n1", "n2"], "state": "DRAIN", "reason": "disk full"}]
     assert run(capsys, ["update", "nodename=n1", "state=RESUME"]) == ("", "", 0)
-    assert fake.updates[-1] == NodeUpdate(names=["n1"], state="RESUME", reason=None)
+    assert fake.updates[-1] == {"names": ["n1"], "state": "RESUME", "reason": None}
 
 
 def test_node_update_refusals(fake, capsys):

@@ -9,6 +9,7 @@ capture's timestamps; the clock is frozen at ``squeue -l``'s date line
 from __future__ import annotations
 
 import calendar
+import dataclasses
 import os
 import shlex
 import time
@@ -86,6 +87,19 @@ class FakeClient:
         if self.error:
             raise self.error
         return self.jobs
+
+    def get_job_rows(self, fields: list[str], **kw: object) -> tuple[list[str], list[list]]:
+        """The controller's projection: only ``fields`` (each must be a JobInfo field), plus
+        the attributes these test jobs carry beyond JobInfo (arrays, dependencies: fields
+        the wire will grow, and their columns will then be in squeue's NEEDS table)."""
+        self.calls.append({"fields": fields, **kw})
+        if self.error:
+            raise self.error
+        known = {f.name for f in dataclasses.fields(JobInfo)}
+        assert set(fields) <= known, set(fields) - known
+        extra = sorted({k for j in self.jobs for k in vars(j)} - known)
+        names = [*fields, *extra]
+        return names, [[getattr(j, n, None) for n in names] for j in self.jobs]
 
 
 @pytest.fixture

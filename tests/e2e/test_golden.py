@@ -4,7 +4,10 @@ Each golden file holds one command (first line), its stdout, ``[stderr]`` and
 ``[exit N]``.  EXACT files do not depend on job ids, times or the capture
 host, so stdout, stderr and the exit code must match byte for byte.  SHAPE
 files differ only in job ids: every number is replaced by ``N`` on both sides
-before comparing.
+before comparing.  LIVE files (``test_golden_live.py``) replay the golden
+story with real jobs; DEFERRED files wait for a feature, and the tests here
+check that the feature is still refused, so the list is kept honest.
+``golden_catalog.py`` holds the four lists.
 """
 
 from __future__ import annotations
@@ -14,68 +17,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import GOLDEN
+from tests.e2e.golden_catalog import (
+    DEFERRED,
+    EXACT,
+    GOLDEN,
+    LIVE,
+    REFUSALS,
+    SHAPE,
+    all_names,
+    load,
+)
+from tests.e2e.golden_live_specs import NOT_REPLAYED
 
-EXACT = [
-    "00_sbatch_version",
-    "00_sinfo_version",
-    "30_scontrol_show_hostlist",
-    "30_scontrol_show_hostlistsorted",
-    "30_scontrol_show_hostnames",
-    "30_scontrol_show_hostnames_padded",
-    "40_sbatch_bad_account",
-    "40_sbatch_bad_gres_name",
-    "40_sbatch_bad_mem_unit",
-    "40_sbatch_bad_option",
-    "40_sbatch_bad_partition",
-    "40_sbatch_bad_qos",
-    "40_sbatch_bad_time",
-    "40_sbatch_empty_stdin",
-    "40_sbatch_missing_file",
-    "40_sbatch_no_args_wrap_missing",
-    "40_sbatch_no_shebang",
-    "40_sbatch_too_many_gpus",
-    "40_sbatch_too_much_mem",
-    "50_scontrol_show_job_nonexistent",
-    "50_squeue_nonexistent",
-    "50_squeue_nonexistent_h",
-    "50_sinfo_o_P",
-    "50_sinfo_P_m_noconvert",
-    "52_scancel_bad_id",
-    "52_scancel_nonexistent",
-    "52_scancel_nonexistent_signal",
-    "52_scancel_nonexistent_verbose",
-    "60_sacct_nonexistent",
-    "60_squeue_helpformat",
-]
-SHAPE = [
-    "01_sbatch_wrap",
-    "01_sbatch_parsable",
-    "01_sbatch_parsable_cluster",
-    "01_sbatch_stdin",
-    "40_sbatch_too_many_nodes",
-    "41_sbatch_N3_pending_reason",
-]
-
-
-def load(name: str) -> tuple[str, str, str, int]:
-    lines = (GOLDEN / f"{name}.txt").read_text().split("\n")
-    command = lines[0][2:]
-    out: list[str] = []
-    err: list[str] = []
-    target = out
-    code = None
-    for line in lines[1:]:
-        m = re.fullmatch(r"\[exit (\d+)\]", line)
-        if m:
-            code = int(m.group(1))
-            break
-        if line == "[stderr]":
-            target = err
-            continue
-        target.append(line)
-    assert code is not None, name
-    return command, "".join(x + "\n" for x in out), "".join(x + "\n" for x in err), code
+pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason="golden files not available")
 
 
 def numbers_away(text: str) -> str:
@@ -88,24 +42,58 @@ def workdir(jobdir: Path) -> Path:
     return jobdir
 
 
-pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason="golden files not available")
+def test_every_golden_file_is_accounted_for_exactly_once():
+    lists = {"EXACT": EXACT, "SHAPE": SHAPE, "LIVE": LIVE, "DEFERRED": list(DEFERRED)}
+    seen: dict[str, list[str]] = {}
+    for label, names in lists.items():
+        for name in names:
+            seen.setdefault(name, []).append(label)
+    twice = {n: where for n, where in seen.items() if len(where) > 1}
+    assert not twice, f"in more than one list: {twice}"
+    files = all_names()
+    assert len(files) == 134  # 135 entries in the directory, one of them the README
+    assert sorted(set(files) - set(seen)) == [], "golden files no list accounts for"
+    assert sorted(set(seen) - set(files)) == [], "listed names with no golden file"
+
+
+@pytest.mark.parametrize("name", sorted(DEFERRED))
+def test_deferred_file_really_uses_its_missing_feature(name):
+    issue, feature = DEFERRED[name]
+    assert issue in (None, 4, 5, 6), issue
+    text = (GOLDEN / f"{name}.txt").read_text()
+    assert re.search(REFUSALS[feature].marker, text, re.M), (name, feature)
+
+
+def test_every_refused_feature_is_why_something_waits():
+    used = {feature for _, feature in DEFERRED.values()} | set(NOT_REPLAYED.values())
+    assert set(REFUSALS) <= used
+
+
+@pytest.mark.parametrize("feature", sorted(REFUSALS))
+def test_deferred_feature_is_still_refused(cluster, workdir, feature):
+    # when this fails the feature has arrived: move its files out of DEFERRED
+    refusal = REFUSALS[feature]
+    r = cluster.run(refusal.command, cwd=workdir)
+    assert r.returncode == refusal.code, (r.stdout, r.stderr)
+    assert refusal.stderr in r.stderr
 
 
 @pytest.mark.parametrize("name", EXACT)
 def test_exact(cluster, workdir, name):
-    command, out, err, code = load(name)
-    r = cluster.run(command, cwd=workdir)
-    assert (r.stdout, r.stderr, r.returncode) == (out, err, code)
+    golden = load(name)
+    r = cluster.run(golden.command, cwd=workdir)
+    assert (r.stdout, r.stderr, r.returncode) == (golden.stdout, golden.stderr, golden.code)
 
 
 @pytest.mark.parametrize("name", SHAPE)
 def test_same_but_ids(cluster, workdir, name):
-    command, out, err, code = load(name)
-    command = command.replace("-M anchor", "-M anchor")  # the test cluster is also called anchor
-    r = cluster.run(command, cwd=workdir)
-    assert (numbers_away(r.stdout), numbers_away(r.stderr), r.returncode) == (
-        numbers_away(out),
-        numbers_away(err),
-        code,
-    )
-    cluster.run("scancel -u $(id -un) -t PENDING")
+    golden = load(name)  # "-M anchor" works as is: the test cluster is also called anchor
+    r = cluster.run(golden.command, cwd=workdir)
+    try:
+        assert (numbers_away(r.stdout), numbers_away(r.stderr), r.returncode) == (
+            numbers_away(golden.stdout),
+            numbers_away(golden.stderr),
+            golden.code,
+        )
+    finally:
+        cluster.run("scancel -u $(id -un) -t PENDING")

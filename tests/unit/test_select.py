@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from slurmlite.scheduler.select import constraint_matches, select_nodes
+from slurmlite.scheduler.select import constraint_matches, job_shape, min_nodes, select_nodes
 from slurmlite.scheduler.snapshot import NodeView, PendingJob, Policy
 from tests.builders import a_job, a_node, a_policy, a_snapshot
 
@@ -144,13 +144,20 @@ def test_memory_rules_in_order():
     assert place(a_job(1, ntasks=2), node, a_policy())[0]["n1"][1] == 8000
 
 
-def test_exclusive_takes_all_cpus_and_gpus_but_only_the_requested_memory():
-    # n1 is partly used, so --exclusive must go to idle n2: 4 CPUs, both GPUs,
-    # memory 1 CPU x 1000 MiB (requested only).
+def test_exclusive_takes_all_cpus_and_gpus_and_memory_for_every_cpu():
+    # n1 is partly used, so --exclusive must go to idle n2: 4 CPUs, both GPUs, and
+    # per-CPU memory for all 4 CPUs it holds: 4 x 1000 MiB (golden
+    # 50_scontrol_show_job_running: MinMemoryCPU=1000M, NumCPUs=4 -> mem=4000M).
     nodes = [a_node("n1", gpus=2, alloc_cpus=1, alloc_mem=1000), a_node("n2", gpus=2)]
     got, tasks = place(a_job(1, exclusive=True), nodes)
-    assert got == {"n2": (4, 1000, [0, 1])}
+    assert got == {"n2": (4, 4000, [0, 1])}
     assert tasks == (1,)
+
+
+def test_exclusive_memory_is_capped_at_the_nodes_memory():
+    # 4 CPUs x 3000 MiB = 12000 MiB, but the node has 8000: it is charged 8000
+    got, _ = place(a_job(1, exclusive=True, mem_per_cpu=3000), [a_node("n1", mem=8000)])
+    assert got == {"n1": (4, 8000, [])}
 
 
 def test_excluded_nodes_are_never_used():
@@ -182,3 +189,19 @@ def test_constraint_picks_the_nodes_with_the_features():
     got, _ = place(a_job(1, features="amd&ib"), nodes)
     assert list(got) == ["n2"]
     assert place(a_job(2, features="arm"), nodes) is None
+
+
+def test_min_nodes_is_the_shapes_node_minimum():
+    # every pass asks each pending job for it: a cheap copy that must agree with job_shape
+    cases = [
+        {},  # 1
+        {"nodes_min": 3},  # -N 3 -> 3
+        {"ntasks": 5, "ntasks_per_node": 2},  # ceil(5 / 2) = 3
+        {"ntasks": 2, "nodes_min": 4},  # never more nodes than tasks -> 2
+        {"ntasks": 8, "ntasks_per_node": 3, "nodes_min": 2},  # max(2, ceil(8 / 3) = 3) = 3
+        {"ntasks": 4, "nodes_min": 0},  # at least 1
+    ]
+    for kw in cases:
+        job = a_job(1, **kw)
+        assert min_nodes(job) == job_shape(job).nodes_min, kw
+    assert [min_nodes(a_job(1, **kw)) for kw in cases] == [1, 3, 3, 2, 3, 1]

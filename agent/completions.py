@@ -1,0 +1,199 @@
+"""Completions: spooled until the controller acknowledges them, reported in batches.
+
+When a run ends, its ``JobCompletion`` is written to
+``<spool>/completions/<job>.<restarts>.json`` (written whole, then renamed
+into place) and posted until the controller acknowledges it; only then are
+the file and the run's directory dropped, so an agent restarted meanwhile
+re-sends it (the controller ignores duplicates).  ``held_jobs`` counts a
+spooled completion as a job the node still holds.
+
+Batching: every file pending when the reporter wakes goes in one request
+(``POST /v1/nodes/<name>/completions``, up to ``REPORT_BATCH`` per
+request), which the controller records in one transaction and answers with
+one acknowledgement per item.  Two reports start at least ``REPORT_GAP``
+apart, so completions that arrive in a burst share a request: e.g. 40 jobs
+that ended within 50 ms cost one request, not 40 (and the controller one
+transaction and one scheduling pass), while a lone completion after a quiet
+spell goes out at once.  A controller without the batch route (404) gets
+one request per completion.
+
+Cheap files: what this agent queued is kept in memory, so a report reads
+from disk only what an earlier agent left; and an acknowledged file is not
+deleted but renamed ``.spare-<n>`` (at most ``SPARES``) and written over by
+the next completion, so a steady stream of jobs creates no inode here (see
+``agent.rundirs`` for why that matters).  Spares an earlier agent left are
+removed at start.
+
+``CompletionSpool`` is mixed into ``agent.daemon.AgentState``, whose
+``spool``, ``name``, ``launcher`` and ``post`` it uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from slurmlite.protocol import JobCompletion, to_dict
+
+if TYPE_CHECKING:
+    from agent.launcher import Launcher
+
+log = logging.getLogger("slurmd")
+
+REPORT_BATCH = 500  # completions per request; the controller records each batch in one transaction
+REPORT_GAP = 0.05  # seconds between the starts of two reports, at least
+SPARES = 256  # acknowledged completion files kept for reuse, at most
+
+
+class CompletionSpool:
+    """The completion half of the agent's state (a mixin of ``AgentState``)."""
+
+    spool: Path
+    name: str
+    launcher: Launcher
+
+    async def post(self, path: str, payload: dict[str, Any]) -> httpx.Response:
+        raise NotImplementedError  # AgentState signs and sends
+
+    def open_spool(self) -> None:
+        """Make ``<spool>/completions`` and forget an earlier agent's spares."""
+        self._owed: dict[str, dict[str, Any]] = {}  # completion file name -> its content
+        self._spares: list[Path] = []  # acknowledged completion files, reused by _queue
+        folder = self.spool / "completions"
+        folder.mkdir(parents=True, exist_ok=True)
+        for spare in folder.glob(".spare-*"):
+            spare.unlink(missing_ok=True)
+
+    def _completion_path(self, job_id: int, restarts: int) -> Path:
+        return self.spool / "completions" / f"{job_id}.{restarts}.json"
+
+    def _queue(self, msg: JobCompletion) -> None:
+        """Spool ``msg`` (written whole, then renamed into place) and wake the reporter.
+
+        The file written is a spare one when there is one (an acknowledged
+        completion's, renamed ``.spare-<n>``): no inode is created, see
+        ``agent.rundirs`` for why that matters.
+        """
+        path = self._completion_path(msg.job_id, msg.restarts)
+        data = to_dict(msg)
+        tmp = self._spares.pop() if self._spares else path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+        self._owed[path.name] = data
+        self._wake_reporter()
+
+    async def queue_completion(self, msg: JobCompletion) -> None:
+        self._queue(msg)
+
+    def _wake_reporter(self) -> None:
+        ev = getattr(self, "_report_event", None)
+        if ev is not None:
+            ev.set()
+
+    async def report_forever(self) -> None:
+        self._report_event = asyncio.Event()
+        self._report_event.set()
+        loop = asyncio.get_running_loop()
+        delay, last = 0.2, -REPORT_GAP
+        while True:
+            await self._report_event.wait()
+            # coalesce: what ends while the gap runs out goes in the same request
+            gap = last + REPORT_GAP - loop.time()
+            if gap > 0:
+                await asyncio.sleep(gap)
+            self._report_event.clear()
+            last = loop.time()
+            folder = self.spool / "completions"
+            pending = sorted(folder / n for n in os.listdir(folder) if n.endswith(".json"))
+            failed = False
+            for i in range(0, len(pending), REPORT_BATCH):
+                failed |= not await self._report(pending[i : i + REPORT_BATCH])
+            if failed:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+                self._report_event.set()
+            else:
+                delay = 0.2
+
+    def _owed_message(self, path: Path) -> dict[str, Any]:
+        """A spooled completion: from memory when this agent queued it, else from disk."""
+        data = self._owed.get(path.name)
+        if data is None:
+            data = json.loads(path.read_text())
+            self._owed[path.name] = data
+        return data
+
+    async def _report(self, paths: list[Path]) -> bool:
+        """Send these spooled completions in one request; forget the acknowledged ones.
+
+        True if every one was acknowledged.  A controller without the batch
+        route (404) gets them one request each, as before.
+        """
+        msgs: dict[tuple[int, int], Path] = {}
+        body: list[dict[str, Any]] = []
+        unread = 0
+        for path in paths:
+            try:
+                data = self._owed_message(path)
+                msgs[(int(data["job_id"]), int(data["restarts"]))] = path
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                log.warning("event=completion_retry file=%s error=%r", path.name, str(e))
+                unread += 1
+                continue
+            body.append(data)
+        if not body:
+            return not unread
+        try:
+            r = await self.post(f"/v1/nodes/{self.name}/completions", {"completions": body})
+            if r.status_code == 404:
+                return await self._report_one_by_one(list(msgs.values()))
+            if r.status_code != 200:
+                log.warning("event=completions_refused n=%s status=%s", len(body), r.status_code)
+                return False
+            acks = r.json()["results"]
+        except (httpx.HTTPError, ValueError, KeyError) as e:
+            log.warning("event=completions_retry n=%s error=%r", len(body), str(e))
+            return False
+        acked = 0
+        for ack in acks:
+            path = msgs.pop((ack.get("job_id"), ack.get("restarts")), None)
+            if path is not None and ack.get("ok"):
+                self._acknowledged(path)
+                acked += 1
+        return acked == len(body) and not unread
+
+    async def _report_one_by_one(self, paths: list[Path]) -> bool:
+        ok = True
+        for path in paths:
+            try:
+                r = await self.post(
+                    f"/v1/jobs/{path.stem.split('.')[0]}/complete", json.loads(path.read_text())
+                )
+                if r.status_code == 200:
+                    self._acknowledged(path)
+                    continue
+                log.warning("event=completion_refused file=%s status=%s", path.name, r.status_code)
+            except (httpx.HTTPError, ValueError) as e:
+                log.warning("event=completion_retry file=%s error=%r", path.name, str(e))
+            ok = False
+        return ok
+
+    def _acknowledged(self, path: Path) -> None:
+        job_id, restarts = (int(x) for x in path.stem.split(".")[:2])
+        self.launcher.forget(job_id, restarts)  # first: a crash re-sends
+        self._owed.pop(path.name, None)
+        if len(self._spares) < SPARES:
+            spare = path.with_name(f".spare-{len(self._spares)}")
+            try:
+                os.replace(path, spare)  # no longer *.json: not owed any more
+                self._spares.append(spare)
+                return
+            except OSError:
+                pass
+        path.unlink(missing_ok=True)

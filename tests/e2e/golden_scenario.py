@@ -1,0 +1,294 @@
+"""Replay the golden story on the session cluster and capture each LIVE file's command.
+
+The anchor's captures (``golden/slurm-22.05``) were taken at moments of one
+story; ``Story.play`` tells it again with real jobs, in the golden's job-id
+order, and runs each golden command at its moment:
+
+1. the cluster idle: ``sbatch --test-only``;
+2. finished submissions (golden 17-49): ``--wrap`` jobs, the environment
+   dumps, the ``--output`` pattern jobs, two ``-N 3`` jobs cancelled while
+   pending, two submissions rejected for resources;
+3. the live queue (50-58): ``big-running`` (``-N 2 --exclusive``) fills
+   both nodes; ``wants-2nodes``, ``small-one``, ``held`` (``--hold``),
+   ``gpu-job`` (``--gres=gpu:2``) and ``fails`` pend behind it -> every
+   ``50_*`` command;
+4. cancels (52_*) and another user's refused cancel (51);
+5. jobs ending COMPLETED, FAILED (exit 1, exit 3, SIGKILL) and CANCELLED
+   while running (65-70) -> the ``60_*`` commands, then the idle cluster.
+
+A golden command names golden job ids; ``translate`` swaps them for ours
+(ids of jobs we do not replay are dropped from ``-j`` lists).  Every job the
+story starts is cancelled in ``cleanup``, also when a step fails.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import re
+import socket
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.e2e.conftest import wait_for
+from tests.e2e.golden_catalog import LIVE, load
+from tests.e2e.golden_live_specs import GOLDEN_ROLES, NOT_REPLAYED
+
+UNIVERSE = set(GOLDEN_ROLES) | set(NOT_REPLAYED)  # every golden job id a command may name
+NOBODY = 65534
+
+
+@dataclass
+class Capture:
+    stdout: str
+    stderr: str
+    code: int
+    cwd: Path
+    golden_roles: dict[int, str] = field(default_factory=dict)  # beyond GOLDEN_ROLES
+    our_roles: dict[int, str] = field(default_factory=dict)
+
+
+class Story:
+    def __init__(self, cluster, workdir: Path) -> None:  # type: ignore[no-untyped-def]
+        self.cluster = cluster
+        self.work = workdir
+        self.ids: dict[str, int] = {}  # role -> our job id
+        self.captures: dict[str, Capture] = {}
+        self.unavailable: dict[str, str] = {}  # file -> why it could not be captured
+        self.user = pwd.getpwuid(os.getuid()).pw_name
+        self.uid, self.gid = os.getuid(), os.getgid()
+        self.group = grp.getgrgid(self.gid).gr_name
+        self.host = socket.gethostname()
+        self.account = ""
+
+    # ------------------------------------------------------------ helpers
+
+    def sh(self, command: str, cwd: Path | None = None):  # type: ignore[no-untyped-def]
+        return self.cluster.run(command, cwd=cwd or self.work)
+
+    def submit(self, role: str, args: str) -> int:
+        r = self.sh(f"sbatch --parsable {args}")
+        assert r.returncode == 0, (role, r.stderr)
+        self.ids[role] = int(r.stdout.strip().split(";")[0])
+        return self.ids[role]
+
+    def translate(self, command: str) -> str:
+        """The golden command with our job ids (and user) in place of the anchor's."""
+        ours = {g: self.ids[role] for g, role in GOLDEN_ROLES.items() if role in self.ids}
+
+        def ids(m: re.Match[str]) -> str:
+            numbers = [int(x) for x in m.group(2).split(",")]
+            if not set(numbers) & UNIVERSE:
+                return m.group(0)
+            kept = [str(ours[n]) for n in numbers if n in ours]
+            return m.group(1) + ",".join(kept) if kept else ""
+
+        command = re.sub(r"(-j ?|(?<=\s))(\d+(?:,\d+)*)(?=\s|;|$)", ids, command)
+        command = re.sub(r"slurm-(\d+)\.out", lambda m: f"slurm-{ours[int(m[1])]}.out", command)
+        command = re.sub(r"\balice\b", self.user, command)
+        return re.sub(r"  +", " ", command)
+
+    def capture(self, name: str, command: str | None = None, cwd: Path | None = None) -> Capture:
+        r = self.sh(command or self.translate(load(name).command), cwd=cwd)
+        self.captures[name] = Capture(r.stdout, r.stderr, r.returncode, cwd or self.work)
+        return self.captures[name]
+
+    def states(self, roles: list[str]) -> dict[str, tuple[str, str]]:
+        ids = ",".join(str(self.ids[r]) for r in roles)
+        r = self.sh(f"squeue -h -t all -j {ids} -o '%i %T %r'")
+        by_id = {int(x.split()[0]): tuple(x.split()[1:3]) for x in r.stdout.splitlines() if x}
+        return {role: by_id.get(self.ids[role], ("GONE", "")) for role in roles}  # type: ignore[misc]
+
+    def wait_finished(self, roles: list[str], timeout: float = 30) -> None:
+        live = {"PENDING", "RUNNING", "COMPLETING", "CONFIGURING"}
+        wait_for(
+            lambda: all(s not in live for s, _ in self.states(roles).values()),
+            timeout,
+            f"{roles} to finish",
+        )
+
+    def wait_idle(self, timeout: float = 30) -> None:
+        def idle() -> bool:
+            nodes = self.sh("sinfo -h -N -o %T").stdout.split()
+            return bool(nodes) and set(nodes) == {"idle"} and not self.sh("squeue -h").stdout
+
+        wait_for(idle, timeout, "an idle cluster (no job left by another test)")
+
+    def cleanup(self) -> None:
+        """Cancel every job of the story and give them a moment to go (never raises)."""
+        if not self.ids:
+            return
+        self.sh("scancel " + " ".join(str(i) for i in self.ids.values()))
+        try:
+            self.wait_finished(list(self.ids), timeout=15)
+        except AssertionError:
+            pass  # the cluster's teardown stops whatever is left
+
+    # -------------------------------------------------------------- story
+
+    def play(self) -> None:
+        self.wait_idle()
+        self.capture("01_sbatch_test_only")
+        self.finished_submissions()
+        self.live_queue()
+        self.cancels()
+        self.final_states()
+        self.wait_idle()
+        self.capture("60_sinfo_N_l_idle")
+        self.capture("60_squeue_after_all_done")
+
+    def finished_submissions(self) -> None:
+        """Golden 17-49: jobs that have ended (or were refused) before the live queue."""
+        self.submit("roots-job", "-J roots-job --hold --wrap true")
+        self.sh(f"scancel {self.ids['roots-job']}")
+        self.ids["wrap"] = int(self.sh("sbatch --wrap true").stdout.split()[-1])
+        self.submit("parsable", "--wrap true")
+        self.submit("parsable-cluster", "-M anchor --wrap true")
+        r = self.sh('printf "#!/bin/bash\\necho from-stdin\\n" | sbatch')
+        self.ids["stdin"] = int(r.stdout.split()[-1])
+        for name, role in (("10_env_1node_1task", "env-1node"), ("15_env_options", "env-opts")):
+            golden = load(name)
+            [(header, script)] = [(h, b) for h, b in golden.sections.items() if "script" in h]
+            # --account: only the configured default account exists until associations (issue 6)
+            script = "".join(x for x in script.splitlines(True) if "--account" not in x)
+            (self.work / header.split()[-1]).write_text(script)
+            cap = self.capture(name)
+            self.ids[role] = int(cap.stdout.split()[-1])
+        for name, role in (
+            ("20_output_default_name", "out-default"),
+            ("20_output_pattern_jxNutJ", "out-pattern"),
+            ("20_output_missing_dir", "out-missing-dir"),
+            ("20_output_chdir_relative", "out-chdir"),
+        ):
+            cap = self.capture(name)
+            self.ids[role] = int(re.findall(r"\d+", cap.stdout)[0])
+        first = self.submit("n3-a", "-N 3 --wrap true")
+        self.sh("sbatch --gres=gpu:5 --wrap true")  # refused, yet (in Slurm) uses up a job id
+        self.sh("sbatch --mem=100G --wrap true")
+        last = self.submit("n3-b", "-N 3 --wrap true")
+        if last == first + 3:
+            self.ids["too-many-gpus"], self.ids["too-much-mem"] = first + 1, first + 2
+        wait_for(lambda: self.states(["n3-b"])["n3-b"] == ("PENDING", "PartitionNodeLimit"))
+        self.sh(f"scancel {first} {last}")
+        self.wait_finished([r for r in self.ids if r not in ("too-many-gpus", "too-much-mem")])
+        r = self.sh(f"sacct -n -X -P -j {self.ids['wrap']} -o Account")
+        self.account = r.stdout.strip()
+
+    def live_queue(self) -> None:
+        """Golden 50-58: one job fills both nodes, five wait behind it."""
+        self.submit("big-running", "-J big-running -N 2 --exclusive --wrap 'sleep 300'")
+        wait_for(lambda: self.states(["big-running"])["big-running"][0] == "RUNNING")
+        self.submit("wants-2nodes", "-J wants-2nodes -N 2 --wrap true")
+        self.submit("small-one", "-J small-one --wrap true")
+        self.submit("held", "-J held --hold --wrap true")
+        self.submit("gpu-job", "-J gpu-job --gres=gpu:2 --wrap true")
+        self.submit("fails", "-J fails --wrap 'exit 1'")
+        waiting = ["wants-2nodes", "small-one", "held", "gpu-job", "fails"]
+        wait_for(
+            lambda: all(
+                state == "PENDING" and reason not in ("None", "")
+                for state, reason in self.states(waiting).values()
+            ),
+            what="every waiting job to be pending with a reason",
+        )
+        for name in sorted(n for n in LIVE if n.startswith("50_")):
+            self.capture(name)
+        self.capture("52_scancel_signal_running")
+
+    def cancels(self) -> None:
+        """Golden 51-52: another user's cancel is refused; ours are silent."""
+        target = self.submit("other-users-target", "-J other-target --wrap 'sleep 300'")
+        from cli import client, scancel  # noqa: F401 (imported before the fork drops privileges)
+
+        if os.geteuid() == 0:
+            code, out, err = run_as_nobody(
+                scancel.main, [str(target)], self.work, self.cluster.env()
+            )
+            self.captures["51_scancel_other_users_job"] = Capture(out, err, code, self.work)
+        else:
+            self.unavailable["51_scancel_other_users_job"] = "acting as another user needs root"
+        self.sh(f"scancel {target}")
+        self.capture("52_scancel_pending")
+        self.capture("52_scancel_running")
+        self.capture("52_squeue_after_cancel_running")
+        self.capture("52_scancel_already_cancelled")
+        self.wait_finished(["gpu-job", "small-one", "fails"])
+        self.capture("52_scancel_completed")
+        self.sh(f"scancel {self.ids['held']}")
+
+    def final_states(self) -> None:
+        """Golden 65-70 and the 60_* views of every state."""
+        self.submit("ok", "-J ok --wrap 'exit 0'")
+        self.submit("fail1", "-J fail1 --wrap 'exit 1'")
+        self.submit("fail3", "-J fail3 --wrap 'exit 3'")
+        self.submit("killed9", "-J killed9 --wrap 'kill -9 $$'")
+        self.submit("cancel-running", "-J cancel-running --wrap 'sleep 300'")
+        wait_for(lambda: self.states(["cancel-running"])["cancel-running"][0] == "RUNNING")
+        self.sh(f"scancel {self.ids['cancel-running']}")
+        self.wait_finished(list(self.ids))
+        for name in sorted(n for n in LIVE if n.startswith("60_")):
+            if (
+                name not in ("60_sinfo_N_l_idle", "60_squeue_after_all_done")
+                and "timeout" not in name
+            ):
+                self.capture(name)
+        self.reuse_timeout_job()
+
+    def reuse_timeout_job(self) -> None:
+        """60_*timeout*: a TIMEOUT takes a 1-minute limit, so reuse one the session made."""
+        r = self.sh("squeue -h -t TIMEOUT -o %i")  # still known to the controller (MinJobAge)
+        found = sorted(int(x) for x in r.stdout.split() if x.isdigit())
+        why = "no TIMEOUT job in this session (test_batch_jobs.py's time-limit test makes one)"
+        if found:
+            job = found[-1]
+            shown = self.sh(f"scontrol show job {job}")
+            why = f"job {job} already purged (MinJobAge)"
+            if shown.returncode == 0:
+                cwd = Path(re.search(r"WorkDir=(\S+)", shown.stdout)[1])  # type: ignore[index]
+                for name, command in (
+                    ("60_scontrol_show_job_timeout", f"scontrol show job {job}"),
+                    ("60_timeout_job_output", f"cat slurm-{job}.out"),
+                ):
+                    cap = self.capture(name, command, cwd)
+                    cap.golden_roles, cap.our_roles = {18: "tmo"}, {job: "tmo"}
+                return
+        for name in ("60_scontrol_show_job_timeout", "60_timeout_job_output"):
+            self.unavailable[name] = why
+
+
+def run_as_nobody(main, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+    """Run a command's ``main(argv)`` in a child that became ``nobody``: the interpreter
+    lives where other users may not read it, so fork instead of exec."""
+    r_out, w_out = os.pipe()
+    r_err, w_err = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: never returns
+        code = 1
+        try:
+            os.dup2(w_out, 1)
+            os.dup2(w_err, 2)
+            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 (pytest replaced fds 1/2)
+            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            os.chdir(cwd)
+            os.environ.clear()
+            os.environ.update(env)
+            try:
+                main(argv)
+                code = 0
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(w_out)
+    os.close(w_err)
+    with os.fdopen(r_out) as fo, os.fdopen(r_err) as fe:
+        out, err = fo.read(), fe.read()
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out, err

@@ -1,0 +1,229 @@
+"""The golden story replayed with real jobs: each LIVE golden file compared by shape.
+
+``golden_scenario.Story`` runs the anchor's story once on the session
+cluster (about 15 s) and captures every LIVE file's command at its moment;
+each test below compares one capture with its golden file as
+``golden_live_specs.SPECS`` says (see ``golden_compare`` for what "same
+shape" means).  Known differences that need a code fix are strict xfails
+whose reason quotes the difference, so a fix turns them into failures that
+ask for the mark to go.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.golden_catalog import GOLDEN, LIVE, Golden, load
+from tests.e2e.golden_compare import (
+    DATE_LINE,
+    Norm,
+    delimited_table,
+    env_differences,
+    fixed_table,
+    layout_differences,
+    record_differences,
+    row_differences,
+)
+from tests.e2e.golden_live_specs import GOLDEN_ROLES, SPECS, Spec
+from tests.e2e.golden_scenario import Capture, Story
+
+pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason="golden files not available")
+
+# Differences found by this suite that need a code fix (golden value first).
+NODE_VIEW = (
+    "CPULoad=N/A and FreeMem=N/A, Slurm shows the load average and free MB (1.68, 23494); "
+    "OS='Linux <release> ', Slurm adds the kernel version ('Linux <release> #1 SMP "
+    "PREEMPT_DYNAMIC @0 '); LastBusyTime=Unknown on nodes that have run jobs, Slurm a time"
+)
+XFAIL: dict[str, str] = {
+    "50_scontrol_show_node": NODE_VIEW,
+    "50_scontrol_show_node_n1_oneliner": NODE_VIEW,
+}
+
+
+@pytest.fixture(scope="module")
+def story(cluster):
+    s = Story(cluster, cluster.new_workdir())
+    try:
+        s.play()
+        yield s
+    finally:
+        s.cleanup()
+
+
+def norms(story: Story, cap: Capture, spec: Spec) -> tuple[Norm, Norm]:
+    """The golden side gets the anchor's environment swapped for ours."""
+    u, g = f"{story.user}({story.uid})", f"{story.group}({story.gid})"
+    golden = Norm(
+        roles={**GOLDEN_ROLES, **cap.golden_roles},
+        subst=[
+            *spec.subst,
+            ("/home/alice/work", str(cap.cwd)),
+            (r"alice\(1001\)", u),
+            (r"\balice\b", story.user),
+            (r"\bacct_[ab]\b", story.account),
+            (r"\bby 1001\b", f"by {story.uid}"),
+        ],
+        keyed={
+            "GroupId": [(r"alice\(1001\)", g)],
+            "SLURM_JOB_UID": [(r"^1001$", str(story.uid))],
+            "SLURM_JOB_GID": [(r"^1001$", str(story.gid))],
+            "SLURM_SUBMIT_HOST": [(r"^vm$", story.host)],
+        },
+    )
+    ours = Norm(roles={**{i: r for r, i in story.ids.items()}, **cap.our_roles})
+    return golden, ours
+
+
+def table_differences(golden: Golden, cap: Capture, spec: Spec, gn: Norm, on: Norm) -> list[str]:
+    gtext, otext, diffs = golden.stdout, cap.stdout, []
+    if spec.dated:
+        gfirst, _, gtext = gtext.partition("\n")
+        ofirst, _, otext = otext.partition("\n")
+        if not (DATE_LINE.fullmatch(gfirst) and DATE_LINE.fullmatch(ofirst)):
+            diffs.append(f"first line {ofirst!r} is not a date like {gfirst!r}")
+    names = list(spec.names) if spec.names else None
+
+    def keep(n: Norm, leave_out: dict[str, str]):  # type: ignore[no-untyped-def]
+        def check(first: str) -> bool:
+            role = n.role_of(first)
+            return not spec.keyed or (role is not None and role.split(".")[0] not in leave_out)
+
+        return check
+
+    gkeep, okeep = keep(gn, spec.skip), keep(on, {**spec.skip, **spec.extra})
+    if spec.kind == "fixed":
+        first = lambda line: line.split()[0] if line.strip() else ""  # noqa: E731
+        gt = fixed_table(gtext, spec.header, names, lambda x: gkeep(first(x)))
+        ot = fixed_table(otext, spec.header, names, lambda x: okeep(first(x)))
+        diffs += layout_differences(gt, ot)
+    else:
+        gt = delimited_table(
+            gtext, spec.sep, spec.header, names, lambda x: gkeep(x.split(spec.sep)[0])
+        )
+        ot = delimited_table(
+            otext, spec.sep, spec.header, names, lambda x: okeep(x.split(spec.sep)[0])
+        )
+    if spec.keyed and not gt.rows:
+        diffs.append("no golden row is one of the replayed jobs: the spec compares nothing")
+    return diffs + row_differences(
+        gt, ot, gn, on, spec.order, set(spec.unordered), keyed=spec.keyed
+    )
+
+
+def differences(name: str, story: Story) -> list[str]:
+    golden, cap, spec = load(name), story.captures[name], SPECS[name]
+    gn, on = norms(story, cap, spec)
+    diffs = []
+    if spec.kind == "exact":
+        if cap.stdout != golden.stdout:
+            diffs.append(f"stdout {cap.stdout!r}, golden {golden.stdout!r}")
+    elif spec.kind == "text":
+        if on.text(cap.stdout) != gn.text(golden.stdout):
+            diffs.append(f"stdout {on.text(cap.stdout)!r}, golden {gn.text(golden.stdout)!r}")
+    elif spec.kind in ("fixed", "delimited"):
+        diffs += table_differences(golden, cap, spec, gn, on)
+    elif spec.kind == "records":
+        diffs += record_differences(
+            golden.stdout, cap.stdout, gn, on, ignore=spec.ignore, drop=spec.drop
+        )
+    elif spec.kind == "env":
+        if on.text(cap.stdout) != gn.text(golden.stdout):  # "Submitted batch job N"
+            diffs.append(f"stdout {cap.stdout!r}, golden {golden.stdout!r}")
+        [(gfile, genv)] = [(h, b) for h, b in golden.sections.items() if h.startswith("file")]
+        ours = (cap.cwd / f"slurm-{cap.stdout.split()[-1]}.out").read_text()
+        diffs += env_differences(genv, ours, gn, on)
+    if spec.kind == "exact" and cap.stderr != golden.stderr:
+        diffs.append(f"stderr {cap.stderr!r}, golden {golden.stderr!r}")
+    elif on.text(cap.stderr) != gn.text(golden.stderr):
+        diffs.append(f"stderr {cap.stderr!r}, golden {golden.stderr!r}")
+    if golden.code is not None and cap.code != golden.code:
+        diffs.append(f"exit {cap.code}, golden {golden.code}")
+    return diffs
+
+
+def _marks(name: str):  # type: ignore[no-untyped-def]
+    if name in XFAIL:
+        return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=XFAIL[name]))
+    return name
+
+
+@pytest.mark.parametrize("name", [_marks(n) for n in LIVE])
+def test_live_shape(story, name):
+    if name in story.unavailable:
+        pytest.skip(story.unavailable[name])
+    diffs = differences(name, story)
+    assert not diffs, f"{name}:\n  " + "\n  ".join(diffs)
+
+
+def test_every_live_file_has_a_spec_and_a_capture(story):
+    assert sorted(SPECS) == sorted(LIVE)
+    assert sorted(set(story.captures) | set(story.unavailable)) == sorted(LIVE)
+
+
+# ------------------------------------------- the comparison itself can fail
+
+
+def test_a_wider_id_keeps_a_right_edge_but_a_moved_edge_is_found():
+    golden = fixed_table("   JOBID NAME\n      56 gpu-\n", 1, None, lambda x: True)
+    # "123" is one digit wider than "56" yet still ends at position 8, under "JOBID"
+    wider = fixed_table("   JOBID NAME\n     123 gpu-\n", 1, None, lambda x: True)
+    assert layout_differences(golden, wider) == []
+    # here it ends at 7: the column is no longer right-justified
+    moved = fixed_table("   JOBID NAME\n    123  gpu-\n", 1, None, lambda x: True)
+    assert layout_differences(golden, moved) == [
+        "column JOBID: ' 123 ' is not right-justified as in golden"
+    ]
+
+
+def test_rows_are_matched_by_role_and_compared_cell_by_cell():
+    golden = delimited_table("JobID|State|ExitCode\n66|FAILED|1:0\n", "|", 1, None, bool)
+    ours = delimited_table("JobID|State|ExitCode\n7|FAILED|3:0\n", "|", 1, None, bool)
+    g, o = Norm({66: "fail1"}), Norm({7: "fail1"})
+    assert row_differences(golden, ours, g, o, "id") == [
+        "row fail1: ['<fail1>', 'FAILED', '3:0'], golden ['<fail1>', 'FAILED', '1:0']"
+    ]
+
+
+def test_records_compare_keys_in_order_and_normalise_times():
+    golden = "JobId=50 JobName=x\n   SubmitTime=2026-11-30T02:29:09 Partition=debug\n"
+    ours = "JobId=9 JobName=x\n   SubmitTime=2031-01-01T00:00:00 Partition=debug\n"
+    g, o = Norm({50: "big"}), Norm({9: "big"})
+    assert record_differences(golden, ours, g, o) == []
+    swapped = "JobId=9 JobName=x\n   Partition=debug SubmitTime=2031-01-01T00:00:00\n"
+    assert record_differences(golden, swapped, g, o) == [
+        "record 0: line keys '   '['Partition', 'SubmitTime'], golden '   '['SubmitTime', 'Partition']"
+    ]
+
+
+def test_environments_compare_names_and_values_but_not_pids():
+    golden = "HOME=/home/alice\nSLURM_JOB_ID=24\nSLURM_TASK_PID=10552\nSLURM_NTASKS=1\n"
+    g, o = Norm({24: "env"}), Norm({7: "env"})
+    same = "HOME=/root\nSLURM_JOB_ID=7\nSLURM_TASK_PID=99\nSLURM_NTASKS=1\nSLURMLITE_INJECTED=X\n"
+    assert env_differences(golden, same, g, o) == []  # HOME is the login's, not Slurm's
+    other = "SLURM_JOB_ID=7\nSLURM_TASK_PID=99\nSLURM_NTASKS=2\nSLURM_EXTRA=1\n"
+    assert env_differences(golden, other, g, o) == [
+        "extra SLURM_EXTRA=1",
+        "SLURM_NTASKS=2, golden 1",
+    ]
+    assert env_differences(golden, "SLURM_JOB_ID=7\n", g, o) == [
+        "missing SLURM_NTASKS=1",
+        "missing SLURM_TASK_PID=10552",
+    ]
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in LIVE if SPECS[n].kind in ("fixed", "delimited", "records")]
+)
+def test_each_golden_file_has_the_shape_of_itself(name):
+    golden = load(name)
+    spec = SPECS[name]
+    roles = {**GOLDEN_ROLES, 18: "tmo"}
+    cap = Capture(golden.stdout, golden.stderr, golden.code or 0, Path("/home/alice/work"))
+    n = Norm(roles)
+    if spec.kind == "records":
+        assert record_differences(golden.stdout, cap.stdout, n, n, drop=spec.drop) == []
+    else:
+        assert table_differences(golden, cap, spec, n, n) == []
