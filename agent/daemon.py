@@ -3,9 +3,11 @@
 Three duties, each an asyncio task of the agent process:
 
 1. **register** with the controller at start (retrying until it answers),
-   reporting CPUs, memory, GPUs and the jobs it holds;
-2. **heartbeat** every ``SlurmliteHeartbeatInterval`` seconds; an answer of
-   "unknown node" (the controller lost its state) triggers a new registration;
+   reporting CPUs, memory, GPUs, the machine's facts (``agent.machine``:
+   OS, boot time, load, free memory) and the jobs it holds;
+2. **heartbeat** every ``SlurmliteHeartbeatInterval`` seconds, with the jobs
+   it holds and a fresh load and free memory; an answer of "unknown node"
+   (the controller lost its state) triggers a new registration;
 3. **report completions**: when a job's processes end, a ``JobCompletion`` is
    spooled and posted until the controller acknowledges it, in batches
    (``agent.completions``); only then is the run's ``job<ID>`` directory
@@ -46,6 +48,7 @@ from typing import IO, Any
 
 import httpx
 
+from agent import machine
 from agent.completions import CompletionSpool
 from agent.gres import GpuDevice, translate_gpu_env
 from agent.launcher import Launcher, LaunchError, RunningJob
@@ -58,7 +61,14 @@ from slurmlite.credential import (
     sign_request,
     verify_credential,
 )
-from slurmlite.protocol import JobCompletion, LaunchSpec, NodeRegister, SignalSpec, to_dict
+from slurmlite.protocol import (
+    JobCompletion,
+    LaunchSpec,
+    NodeHeartbeat,
+    NodeRegister,
+    SignalSpec,
+    to_dict,
+)
 
 log = logging.getLogger("slurmd")
 VERSION = "22.05.8"
@@ -287,7 +297,7 @@ class AgentState(CompletionSpool):
         nc = self.node_conf
         overrides = "config_overrides" in self.cfg.slurmd_parameters and nc is not None
         cpus = nc.cpus if overrides and nc else (os.cpu_count() or 1)
-        mem = nc.real_memory if overrides and nc else _mem_total_mib()
+        mem = nc.real_memory if overrides and nc else machine.mem_total_mib()
         gpus = [g.name for g in self.gpus]
         if overrides and nc and nc.gpus and len(gpus) < nc.gpus:
             gpus += [nc.gpu_type or "gpu"] * (nc.gpus - len(gpus))
@@ -301,11 +311,20 @@ class AgentState(CompletionSpool):
             gpus=gpus,
             gpu_type=nc.gpu_type if nc else None,
             running_jobs=self.held_jobs(),
-            boot_time=_boot_time(),
+            boot_time=machine.boot_time(),
             start_time=self.start_time,
             version=VERSION,
             arch=platform.machine(),
-            os=f"{platform.system()} {platform.release()}",
+            os=machine.os_name(),
+            cpu_load=machine.cpu_load(),
+            free_mem=machine.free_mem_mib(),
+        )
+
+    def heartbeat_message(self) -> NodeHeartbeat:
+        return NodeHeartbeat(
+            running_jobs=self.held_jobs(),
+            cpu_load=machine.cpu_load(),
+            free_mem=machine.free_mem_mib(),
         )
 
     async def register_forever(self) -> None:
@@ -336,7 +355,7 @@ class AgentState(CompletionSpool):
             await asyncio.sleep(interval)
             try:
                 r = await self.post(
-                    f"/v1/nodes/{self.name}/heartbeat", {"running_jobs": self.held_jobs()}
+                    f"/v1/nodes/{self.name}/heartbeat", to_dict(self.heartbeat_message())
                 )
                 if r.status_code == 200 and not r.json().get("known", True):
                     await self.register_forever()
@@ -380,25 +399,3 @@ def _sha(data: bytes) -> str:
     import hashlib
 
     return hashlib.sha256(data).hexdigest()
-
-
-def _mem_total_mib() -> int:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) // 1024
-    except OSError:
-        pass
-    return 1
-
-
-def _boot_time() -> float | None:
-    try:
-        with open("/proc/stat") as f:
-            for line in f:
-                if line.startswith("btime"):
-                    return float(line.split()[1])
-    except OSError:
-        pass
-    return None

@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import _socket
 import json
-from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from slurmlite import errors
 from slurmlite.conftext import ClientSettings, ConfigError, client_settings
 from slurmlite.errors import SlurmError
+
+TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
+if TYPE_CHECKING:  # strings, so only type checkers need these names
+    from typing import Any
 
 if TYPE_CHECKING:  # the shapes the Records have (never imported at run time)
     from slurmlite.protocol import CancelResult, JobInfo, NodeInfo, PartitionInfo, SubmitResult

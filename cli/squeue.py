@@ -35,13 +35,16 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from cli import squeue_format as sf
 from cli.common import argv_or_default, error, get_client, parse_options, perror, print_version
 from cli.squeue_format import Row, attr, expected_end, min_memory, time_used
 from slurmlite import hostlist, states
 from slurmlite.errors import SlurmError
+
+TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
+if TYPE_CHECKING:  # strings, so only type checkers need these names
+    from typing import Any
 
 if TYPE_CHECKING:  # jobs are JobInfo-shaped views (cli.client.Record) at run time
     from slurmlite.protocol import JobInfo

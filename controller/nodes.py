@@ -14,11 +14,33 @@ configuration says is drained with Slurm's reasons ("Low RealMemory", ...),
 unless ``SlurmdParameters=config_overrides`` is set.
 
 Each registration and heartbeat also says which jobs the node holds;
-``reconcile`` (``controller.reconcile``) compares that with the store.
+``reconcile`` (``controller.reconcile``) compares that with the store.  They
+also carry the node's load and free memory (``agent.machine``), kept in
+memory with the last value winning: like Slurm, a controller restart shows
+``N/A`` until the node speaks again.
+
+LastBusyTime follows Slurm 22.05: the moment the node last *became* idle
+(no running and no completing job left), so a busy node shows when it was
+last idle, not "now".  It is set when
+
+* a node registers holding no job while it was UNKNOWN or DOWN, or comes
+  back from DOWN by a heartbeat or by ``scontrol update state=resume|idle``;
+* its last job leaves: every look at what jobs hold (``usage``: each
+  scheduling pass with pending jobs, every node listing, and at least once
+  a second from the loop's liveness step) compares the busy nodes with the
+  previous look, and a node busy then and idle now gets the time of the look;
+* the controller starts: nodes it knew get its start time (Slurm 22.05
+  resets the value from its saved state the same way, so it is not stored).
+
+Example: job 7 runs on n1 from 10:00 to 10:05, its completion is recorded
+at 10:05:00.2 and the next look (within a second) comes at 10:05:00.6: n1
+shows ``LastBusyTime=10:05:00`` while idle, and keeps it while job 8 runs
+there from 10:07 on.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -44,6 +66,9 @@ class Usage:
     jobs: int = 0
 
 
+BUSY_LOOK = 1.0  # seconds between looks for nodes gone idle when nothing else looks
+
+
 class NodeService:
     def __init__(self, db: Database, cfg: Config, clock: Callable[[], float] = time.time) -> None:
         self.db = db
@@ -51,9 +76,19 @@ class NodeService:
         self.clock = clock
         self.started = clock()
         self.last_seen: dict[str, float] = {}
+        self.cpu_load: dict[str, float] = {}  # five-minute load average, as last reported
+        self.free_mem: dict[str, int] = {}  # MiB, as last reported
         self.reconcile = Reconciler(db)
         self._rows: list[NodeRow] | None = None
         self.sync_config()
+        # LastBusyTime: nodes known before this start count as idle since it
+        self.last_busy: dict[str, float] = {
+            r.name: self.started for r in self.rows() if r.registered
+        }
+        # nodes holding jobs at the last look at usage (None: no look yet)
+        self._busy: set[str] | None = None
+        self._looked = -float("inf")
+        self._look_lock = threading.Lock()
 
     # ---------------------------------------------------------- config
 
@@ -99,6 +134,7 @@ class NodeService:
                     dynamic=True,
                 )
                 s.add(row)
+            was_unknown, was_down = not row.registered, row.down
             row.addr, row.port = msg.addr or row.addr, msg.port or row.port
             row.version, row.arch, row.os = msg.version, msg.arch, msg.os
             row.boot_time, row.slurmd_start_time = msg.boot_time, msg.start_time
@@ -114,17 +150,28 @@ class NodeService:
                 or (self.cfg.return_to_service == 1 and row.down_for_timeout)
             ):
                 row.down, row.down_for_timeout, row.reason = False, False, None
+            back_up = was_unknown or (was_down and not row.down)
         self.last_seen[msg.name] = now
+        self._note_measures(msg.name, msg.cpu_load, msg.free_mem)
+        if not msg.running_jobs and (back_up or msg.name not in self.last_busy):
+            self.last_busy[msg.name] = now
         self.reconcile.report(msg.name, msg.running_jobs, now, self.grace(), registering=True)
 
     def grace(self) -> float:
         """Seconds a RUNNING job may go unlisted by its node before it counts as vanished."""
         return max(5.0, 2 * self.cfg.heartbeat_interval + 1)
 
-    def heartbeat(self, name: str, running_jobs: list[int] | None = None) -> bool:
+    def heartbeat(
+        self,
+        name: str,
+        running_jobs: list[int] | None = None,
+        cpu_load: float | None = None,
+        free_mem: int | None = None,
+    ) -> bool:
         """Record a sign of life; False asks the agent to register again.
 
-        ``running_jobs`` (what the node holds) feeds ``reconcile``; ``None``: not said."""
+        ``running_jobs`` (what the node holds) feeds ``reconcile``; ``None``: not said.
+        ``cpu_load`` and ``free_mem`` replace the last values unless ``None``."""
         now = self.clock()
         with self.db.read() as s:
             row = s.get(NodeRow, name)
@@ -133,13 +180,21 @@ class NodeService:
         if not known:
             return False
         self.last_seen[name] = now
+        self._note_measures(name, cpu_load, free_mem)
         if running_jobs is not None:
             self.reconcile.report(name, running_jobs, now, self.grace(), registering=False)
         if revive:
             with self._write() as s:
                 r = s.get(NodeRow, name)
                 r.down, r.down_for_timeout, r.reason = False, False, None
+            self.last_busy[name] = now
         return True
+
+    def _note_measures(self, name: str, cpu_load: float | None, free_mem: int | None) -> None:
+        if cpu_load is not None:
+            self.cpu_load[name] = cpu_load
+        if free_mem is not None:
+            self.free_mem[name] = free_mem
 
     def update(self, upd: NodeUpdate, uid: int) -> None:
         """``scontrol update nodename=... state=...`` (the caller checked admin rights)."""
@@ -180,6 +235,8 @@ class NodeService:
                     row.drain = False
                 if state in ("DRAIN", "DOWN") or (upd.reason and state != "RESUME"):
                     row.reason, row.reason_uid, row.reason_time = upd.reason, uid, now
+        if state in ("RESUME", "IDLE"):  # Slurm counts a node put back in service as idle now
+            self.last_busy.update(dict.fromkeys(names, now))
 
     # ---------------------------------------------------------- liveness
 
@@ -190,8 +247,12 @@ class NodeService:
         return self.silent_for(name, now) > 2 * self.cfg.heartbeat_interval + 1
 
     def check_liveness(self) -> list[str]:
-        """Mark nodes DOWN after SlurmdTimeout of silence; return the newly DOWN ones."""
+        """Mark nodes DOWN after SlurmdTimeout of silence; return the newly DOWN ones.
+
+        Also looks for nodes gone idle (LastBusyTime) if nothing did for ``BUSY_LOOK`` s."""
         now = self.clock()
+        if now - self._looked >= BUSY_LOOK:
+            self.usage()
         timeout = self.cfg.slurmd_timeout
         if timeout <= 0:
             return []
@@ -232,7 +293,20 @@ class NodeService:
             self._rows = None
 
     def usage(self) -> dict[str, Usage]:
-        """What running and completing jobs hold on each node (two index lookups)."""
+        """What running and completing jobs hold on each node (two index lookups).
+
+        Each look also notes the nodes that went idle since the previous one
+        (LastBusyTime); looks are serialised, so they are noted in order."""
+        with self._look_lock:
+            now = self.clock()
+            use = self._usage()
+            busy = {name for name, u in use.items() if u.jobs}
+            if self._busy is not None:
+                self.last_busy.update(dict.fromkeys(self._busy - busy, now))
+            self._busy, self._looked = busy, now
+        return use
+
+    def _usage(self) -> dict[str, Usage]:
         use: dict[str, Usage] = {}
         with self.db.read() as s:
             q = select(JobRow.flags, JobRow.alloc).where(
@@ -308,10 +382,12 @@ class NodeService:
                     partitions=[p.name for p in self.cfg.partitions if row.name in p.nodes],
                     boot_time=row.boot_time,
                     slurmd_start_time=row.slurmd_start_time,
-                    last_busy_time=row.last_busy_time,
+                    last_busy_time=self.last_busy.get(row.name),
                     version=row.version,
                     arch=row.arch,
                     os=row.os,
+                    cpu_load=self.cpu_load.get(row.name),
+                    free_mem=self.free_mem.get(row.name),
                 )
             )
         return out

@@ -162,7 +162,9 @@ def take(
     With ``cache`` (kept from pass to pass), unchanged pending jobs are not rebuilt.
     """
     with db.read() as s:  # plain rows through the connection: no ORM work per row
-        stmt = select(*PENDING_COLUMNS).where(JobRow.state == "PENDING")
+        # held jobs (priority 0) never start and keep the reason their hold set, so a
+        # pass leaves them out: 10,000 held jobs would otherwise be read every pass
+        stmt = select(*PENDING_COLUMNS).where(JobRow.state == "PENDING", JobRow.hold.is_(None))
         rows = s.connection().execute(stmt).all()
     pending = cache.jobs(rows) if cache is not None else tuple(pending_job(r) for r in rows)  # type: ignore[arg-type]
     snap = Snapshot(

@@ -24,7 +24,11 @@ of silent misbehaviour.
 from __future__ import annotations
 
 import os
-from typing import Any
+
+TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
+if TYPE_CHECKING:  # strings, so only type checkers need these names
+    from typing import Any
+
 
 # ------------------------------------------------------------ error numbers
 

@@ -51,7 +51,11 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
+if TYPE_CHECKING:  # strings, so only type checkers need these names
+    from typing import Any
+
 
 # argument kinds
 NO_ARG = "none"

@@ -331,7 +331,20 @@ class NodeRegister:
     start_time: float | None = None
     version: str = ""
     arch: str = ""
-    os: str = ""
+    os: str = ""  # uname system, release and version: "Linux 6.1.0-18-amd64 #1 SMP ..."
+    cpu_load: float | None = None  # five-minute load average; None = not known
+    free_mem: int | None = None  # MiB never used (MemFree); None = not known
+
+
+@dataclass
+class NodeHeartbeat:
+    """Agent -> controller, every heartbeat interval: still here, holding these jobs.
+
+    ``cpu_load`` and ``free_mem`` refresh what registration said (``None``:
+    not measured this time, the controller keeps the last value).
+    """
+
+    running_jobs: list[int] = field(default_factory=list)
     cpu_load: float | None = None
     free_mem: int | None = None
 

@@ -113,7 +113,9 @@ def fmt_compact(seconds: int) -> str:
     Negative or more than 365 days -> ``INVALID`` (squeue's rule).
     """
     seconds = int(seconds)
-    if seconds < 0 or seconds > _MAX_COMPACT:
+    if seconds < 3600:  # the common case (every pending job shows 0:00): no divmod chain
+        return f"{seconds // 60}:{seconds % 60:02d}" if seconds >= 0 else "INVALID"
+    if seconds > _MAX_COMPACT:
         return "INVALID"
     d, h, m, s = _split(seconds)
     if d:

@@ -13,9 +13,9 @@ from controller.api.schemas import (
     CompletionBatchModel,
     ConfigItems,
     Health,
-    HeartbeatIn,
     HeartbeatOut,
     JobCompletionModel,
+    NodeHeartbeatModel,
     NodeList,
     NodeRegisterModel,
     NodeUpdateModel,
@@ -94,10 +94,11 @@ def register(body: NodeRegisterModel, node: NodeCaller, ctl: Ctl) -> Ack:  # typ
 
 
 @node_router.post("/nodes/{name}/heartbeat", response_model=HeartbeatOut)
-def heartbeat(name: str, body: HeartbeatIn, node: NodeCaller, ctl: Ctl) -> HeartbeatOut:
+def heartbeat(name: str, body: NodeHeartbeatModel, node: NodeCaller, ctl: Ctl) -> HeartbeatOut:  # type: ignore[valid-type]
     if name != node:
         raise SlurmError(errors.ESLURM_ACCESS_DENIED, f"node {node} cannot speak for {name}")
-    return HeartbeatOut(known=ctl.nodes.heartbeat(name, body.running_jobs))
+    held, load, free = body.running_jobs, body.cpu_load, body.free_mem  # type: ignore[attr-defined]
+    return HeartbeatOut(known=ctl.nodes.heartbeat(name, held, load, free))
 
 
 @node_router.post("/jobs/{job_id}/complete", response_model=Ack)

@@ -65,6 +65,7 @@ PartitionInfoModel = mirror(p.PartitionInfo)
 CancelRequestModel = mirror(p.CancelRequest)
 CancelResultModel = mirror(p.CancelResult)
 NodeRegisterModel = mirror(p.NodeRegister)
+NodeHeartbeatModel = mirror(p.NodeHeartbeat)
 JobCompletionModel = mirror(p.JobCompletion)
 NodeUpdateModel = mirror(p.NodeUpdate)
 CompletionBatchModel = mirror(p.CompletionBatch)
@@ -81,6 +82,7 @@ WIRE_DATACLASSES = [
     p.CancelRequest,
     p.CancelResult,
     p.NodeRegister,
+    p.NodeHeartbeat,
     p.JobCompletion,
     p.NodeUpdate,
     p.CompletionBatch,
@@ -114,10 +116,6 @@ class WhoAmI(BaseModel):
     gid: int
     user: str
     admin: bool
-
-
-class HeartbeatIn(BaseModel):
-    running_jobs: list[int] = []
 
 
 class HeartbeatOut(BaseModel):

@@ -64,7 +64,7 @@ def test_a_pass_does_not_wait_for_the_agents_to_answer_the_last_ones_launches(ha
 
 def test_unchanged_pending_jobs_are_not_rebuilt_and_changed_ones_are(harness):
     h = harness
-    a, b = h.submit(hold=True)["job_id"], h.submit(hold=True)["job_id"]
+    a, b = h.submit()["job_id"], h.submit()["job_id"]  # pending: no pass has run
     cache = snapshot.PendingCache()
 
     def take():  # type: ignore[no-untyped-def]
@@ -80,6 +80,16 @@ def test_unchanged_pending_jobs_are_not_rebuilt_and_changed_ones_are(harness):
     changed, _ = take()
     assert changed.pending[0] is first.pending[0]
     assert changed.pending[1] is not first.pending[1] and changed.pending[1].priority == 12345
+
+
+def test_held_jobs_are_left_out_of_the_pass_and_keep_their_reason(harness):
+    h = harness
+    held = h.submit(hold=True)["job_id"]
+    free = h.submit()["job_id"]
+    snap, current = snapshot.take(h.ctl.db, h.ctl.cfg, h.ctl.nodes, h.clock())
+    assert [j.job_id for j in snap.pending] == [free] and held not in current
+    h.tick()
+    assert h.job(held)["state"] == "PENDING" and h.job(held)["reason"] == "JobHeldUser"
 
 
 def test_a_batch_step_left_from_an_earlier_run_is_replaced_by_the_new_runs(harness):

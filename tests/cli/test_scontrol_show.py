@@ -198,6 +198,14 @@ def test_drained_node_shows_state_and_reason():
     assert "AllocTRES=" in lines and "CPULoad=N/A" in lines[1] and "FreeMem=N/A" in lines[6]
 
 
+def test_load_keeps_two_decimals_and_an_unset_last_busy_time_is_unknown():
+    quiet = dataclasses.replace(NODES[0], cpu_load=0.5, free_mem=0, last_busy_time=None)
+    lines = show.node_lines(quiet, 6818)
+    assert lines[1].endswith(" CPULoad=0.50")  # Slurm prints the load with %.2f
+    assert " FreeMem=0 " in lines[7]  # none free is a value, not N/A
+    assert "LastBusyTime=Unknown" in lines
+
+
 def test_partition_records_match_golden():
     assert "".join(show.partition_text(p) for p in PARTS) == stdout_of(
         "50_scontrol_show_partition.txt"

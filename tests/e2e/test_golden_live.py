@@ -32,15 +32,7 @@ from tests.e2e.golden_scenario import Capture, Story
 pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason="golden files not available")
 
 # Differences found by this suite that need a code fix (golden value first).
-NODE_VIEW = (
-    "CPULoad=N/A and FreeMem=N/A, Slurm shows the load average and free MB (1.68, 23494); "
-    "OS='Linux <release> ', Slurm adds the kernel version ('Linux <release> #1 SMP "
-    "PREEMPT_DYNAMIC @0 '); LastBusyTime=Unknown on nodes that have run jobs, Slurm a time"
-)
-XFAIL: dict[str, str] = {
-    "50_scontrol_show_node": NODE_VIEW,
-    "50_scontrol_show_node_n1_oneliner": NODE_VIEW,
-}
+XFAIL: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
