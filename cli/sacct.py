@@ -29,14 +29,16 @@ import pwd
 import re
 import sys
 import time
+from collections import namedtuple
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
 
 from cli import sacct_format as af
 from cli.common import argv_or_default, get_client, parse_options, print_version
 from slurmlite import states, timefmt
 from slurmlite.errors import SlurmError
 from slurmlite.options import SACCT
+
+TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
 
 if TYPE_CHECKING:  # records are client Records (tests: these dataclasses)
     from slurmlite.getopt import ParsedOptions
@@ -83,12 +85,11 @@ class Stop(Exception):
         self.code = code
 
 
-class Selector(NamedTuple):
-    """One ``-j`` item: job (or array) id, array task, step ("batch", "0"...)."""
+class Selector(namedtuple("Selector", "job_id task step", defaults=(None, None))):  # noqa: PYI024
+    """One ``-j`` item: job (or array) id (int), array task (int or None), step
+    ("batch", "0"... or None).  A plain namedtuple: ``typing`` costs start-up time."""
 
-    job_id: int
-    task: int | None = None
-    step: str | None = None
+    __slots__ = ()
 
 
 class Selection:

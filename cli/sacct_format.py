@@ -36,9 +36,11 @@ and ``src/common/print_fields.c``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from collections import namedtuple
 
 from slurmlite import hostlist, states, timefmt
+
+TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
 
 if TYPE_CHECKING:  # records are client Records or these dataclasses; never imported at run time
     from collections.abc import Callable, Sequence
@@ -103,10 +105,10 @@ class FieldError(Exception):
         self.level = level
 
 
-class Column(NamedTuple):
-    name: str
-    width: int
-    kind: str
+class Column(namedtuple("Column", "name width kind")):  # noqa: PYI024
+    """A field to print: its name, width and kind (``d`` dates, ...)."""
+
+    __slots__ = ()
 
 
 def helpformat_text() -> str:
@@ -418,9 +420,11 @@ def row_values(
 # ---------------------------------------------------------------- printing
 
 
-class Style(NamedTuple):
-    parsable: str = ""  # "" fixed width, "p" every field ends with |, "P" between fields
-    delimiter: str | None = None
+class Style(namedtuple("Style", "parsable delimiter", defaults=("", None))):  # noqa: PYI024
+    """``parsable``: "" fixed width, "p" every field ends with |, "P" between fields;
+    ``delimiter`` replaces the | (``--delimiter``)."""
+
+    __slots__ = ()
 
 
 def _cell(col: Column, value: Value) -> str:

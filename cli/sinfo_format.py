@@ -34,10 +34,12 @@ Facts from Slurm 22.05 ``src/sinfo/{opts,print}.c``, in our own words.
 from __future__ import annotations
 
 import re
+from collections import namedtuple
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
 
 from slurmlite import hostlist, states, timefmt
+
+TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
 
 if TYPE_CHECKING:  # records are client Records (tests: these dataclasses)
     from slurmlite.protocol import NodeInfo, PartitionInfo
@@ -104,13 +106,11 @@ DRAIN, COMPLETING, NO_RESPOND = 0x200, 0x400, 0x800
 FLAG_MASK = ~0xF
 
 
-class Field(NamedTuple):
-    """One column: ``key`` is the ``-O`` name ("" = literal text, "invalid" = bad code)."""
+class Field(namedtuple("Field", "key width right suffix", defaults=(0, False, ""))):  # noqa: PYI024
+    """One column: ``key`` is the ``-O`` name ("" = literal text, "invalid" = bad code),
+    then width (int), right-justified (bool) and the text after it."""
 
-    key: str
-    width: int = 0
-    right: bool = False
-    suffix: str = ""
+    __slots__ = ()
 
 
 class Query:

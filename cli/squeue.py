@@ -240,8 +240,29 @@ def combine_pending_arrays(rows: list[Row], unique: bool = False) -> list[Row]:
 
 
 def select_rows(jobs: Sequence[JobInfo], q: Query) -> list[Row]:
-    rows = [row for row in map(Row.of, jobs) if keep(row, q)]
+    fields = getattr(jobs[0], "_fields", None) if jobs else None
+    if fields is not None and "array_task_str" not in fields:
+        # projected rows without task ranges (squeue's own listing): skip Row.of's
+        # per-job lookup of an attribute these rows cannot have
+        made = [Row(job, None, job.array_task_id) for job in jobs]
+    else:
+        made = [Row.of(job) for job in jobs]
+    if _only_state_filter(q):
+        wanted = states.DEFAULT_SQUEUE_STATES if q.states is None else q.states
+        match = states.job_matches_states
+        rows = [r for r in made if q.all_states or match(r.job.state, r.job.flags, wanted)]
+    else:
+        rows = [row for row in made if keep(row, q)]
     return rows if q.array else combine_pending_arrays(rows, q.array_unique)
+
+
+def _only_state_filter(q: Query) -> bool:
+    """True when ``keep`` would test the job's state alone (the usual ``squeue``)."""
+    return all(
+        getattr(q, name) is None
+        for name in ("job_ids", "licenses", "accounts", "qos", "nodes", "uids")
+        + ("reservation", "names", "partitions")
+    )
 
 
 # ------------------------------------------------------------------ sorting
@@ -297,11 +318,15 @@ SORT_NEEDS: dict[str, tuple[str, ...]] = {
     "t": ("flags", "state"), "T": ("flags", "state"), "u": ("user",), "U": ("uid",),
     "V": ("submit_time",), "S": ("start_time", "state"),
 }  # fmt: skip
-# what filtering (keep), folding array tasks and the default order read of every job
+# what folding array tasks, the state filter and the default order read of every job
 ROW_NEEDS = (
     "job_id", "array_job_id", "array_task_id", "state", "flags", "reason", "state_desc",
-    "name", "partition", "account", "qos", "nodes", "uid", "user", "start_time",
+    "name", "partition", "start_time",
 )  # fmt: skip
+# what each other filter of ``keep`` reads, asked for only when that filter is given
+FILTER_NEEDS: dict[str, tuple[str, ...]] = {
+    "accounts": ("account",), "qos": ("qos",), "nodes": ("nodes",), "uids": ("uid", "user"),
+}  # fmt: skip
 
 
 def parse_sort(spec: str) -> list[tuple[str, bool]]:
@@ -436,9 +461,12 @@ def date_line(now: float) -> str:
     return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now))
 
 
-def needed_fields(columns: list[sf.Column], sort: str | None) -> list[str]:
+def needed_fields(columns: list[sf.Column], sort: str | None, q: Query | None = None) -> list[str]:
     """The JobInfo fields this listing reads: filters, columns and sort keys."""
     wanted = dict.fromkeys(ROW_NEEDS)
+    for name, needs in FILTER_NEEDS.items():
+        if q is not None and getattr(q, name) is not None:
+            wanted.update(dict.fromkeys(needs))
     for column in columns:
         wanted.update(dict.fromkeys(sf.NEEDS.get(column.key, ())))
     try:
@@ -467,7 +495,7 @@ def show_once(q: Query, out: Any, now: float) -> int:
     """Load, filter, sort and print once; return the exit status."""
     columns, problems = columns_for(q)
     try:
-        jobs = load_jobs(needed_fields(columns, q.sort))
+        jobs = load_jobs(needed_fields(columns, q.sort, q))
     except SlurmError as exc:
         perror("slurm_load_jobs error", exc)
         return 1

@@ -47,8 +47,8 @@ Reference: Slurm 22.05 ``proc_args.c`` (sizes, counts), ``env.c`` (export),
 from __future__ import annotations
 
 import re
+from collections import namedtuple
 from collections.abc import Mapping
-from typing import NamedTuple
 
 from slurmlite.timefmt import duration_to_minutes, parse_duration
 
@@ -151,11 +151,11 @@ def parse_open_mode(text: str) -> str:
 # ---------------------------------------------------------------------- GPUs
 
 
-class GpuRequest(NamedTuple):
-    """``count`` GPUs, of model ``type`` when given (``gpu:a100:2``)."""
+class GpuRequest(namedtuple("GpuRequest", "count type", defaults=(None,))):  # noqa: PYI024
+    """``count`` GPUs (int), of model ``type`` (str or None) when given
+    (``gpu:a100:2``).  A plain namedtuple: ``typing`` costs commands start-up time."""
 
-    count: int
-    type: str | None = None
+    __slots__ = ()
 
 
 def _gpu_count(text: str) -> int:

@@ -71,8 +71,7 @@ def test_every_sort_key_reads_only_listed_fields(letter):
     assert order_light == order_full
 
 
-def test_filters_read_only_the_row_needs():
-    fields = list(squeue.ROW_NEEDS)
+def test_filters_read_only_the_row_needs_and_their_own():
     queries = [
         squeue.Query(job_ids=[(9, None), (5, 3)]), squeue.Query(accounts=["vision"]),
         squeue.Query(qos=["normal"]), squeue.Query(nodes={"n1"}), squeue.Query(uids={1002}),
@@ -80,6 +79,7 @@ def test_filters_read_only_the_row_needs():
         squeue.Query(states={"RUNNING"}), squeue.Query(all_states=True),
     ]  # fmt: skip
     for q in queries:
+        fields = squeue.needed_fields([], None, q)  # the row needs + this query's filters
         full = [r.job.job_id for r in squeue.select_rows(samples(), q)]
         light = squeue.select_rows([projected(j, fields) for j in samples()], q)
         assert [r.job.job_id for r in light] == full
@@ -90,11 +90,13 @@ def test_tables_name_only_jobinfo_fields_and_the_default_listing_asks_for_few():
         for key, names in table.items():
             assert set(names) <= KNOWN, key
     assert set(squeue.ROW_NEEDS) <= KNOWN
+    assert all(set(n) <= KNOWN for n in squeue.FILTER_NEEDS.values())
     columns, _ = sf.parse_format_long(sf.DEFAULT_FORMAT2)
     wanted = squeue.needed_fields(columns, None)
-    # the default listing needs the row fields, the time used and the node count:
-    # 15 + end_time + num_nodes + priority (the default sort) = 18 of JobInfo's ~60
-    assert set(wanted) == {*squeue.ROW_NEEDS, "end_time", "num_nodes", "priority"}
+    # the default listing needs the row fields (10), then user, nodes, end_time and
+    # num_nodes for its columns and priority for the default sort: 15 of JobInfo's ~60
+    assert set(wanted) == {*squeue.ROW_NEEDS, "user", "nodes", "end_time", "num_nodes", "priority"}
+    assert len(wanted) == 15
     assert "steps" not in wanted and "alloc" not in wanted
 
 
@@ -111,3 +113,16 @@ def test_fast_rendering_prints_what_row_line_prints(fmt):
         sf.row_line(r, columns, ctx) + "\n" for r in rows
     )
     assert sf.rows_text([], columns, ctx) == ""
+
+
+@pytest.mark.parametrize(
+    "q",
+    [squeue.Query(), squeue.Query(states={"RUNNING", "COMPLETING"}), squeue.Query(all_states=True)],
+    ids=["default states", "running+completing", "all"],
+)
+def test_the_state_only_shortcut_keeps_what_keep_keeps(q):
+    jobs = samples()
+    by_keep = [r.job.job_id for r in map(sf.Row.of, jobs) if squeue.keep(r, q)]
+    rows = [projected(j, squeue.needed_fields([], None, q)) for j in jobs]
+    assert [r.job.job_id for r in squeue.select_rows(rows, q)] == by_keep
+    assert by_keep  # the samples hold jobs in these states
