@@ -25,6 +25,7 @@ from __future__ import annotations
 import pwd
 import socket
 import struct
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,11 +41,27 @@ class Caller:
     node: str | None = None  # set for node agents
 
 
+NAME_TTL = 60.0  # seconds a uid -> name lookup is reused
+_names: dict[int, tuple[str, float]] = {}
+
+
 def user_name(uid: int) -> str:
+    """The login name of ``uid`` (its digits if it has none), looked up at most once a minute.
+
+    Every request of a command names its caller; reading the password
+    database each time was a sixth of the controller's work per submission.
+    A renamed or new account shows within ``NAME_TTL`` seconds.
+    """
+    now = time.monotonic()
+    hit = _names.get(uid)
+    if hit is not None and hit[1] > now:
+        return hit[0]
     try:
-        return pwd.getpwuid(uid).pw_name
+        name = pwd.getpwuid(uid).pw_name
     except KeyError:
-        return str(uid)
+        name = str(uid)
+    _names[uid] = (name, now + NAME_TTL)
+    return name
 
 
 def uid_of(name: str) -> int | None:

@@ -143,6 +143,9 @@ async def serve(cfg: Config, key: bytes, sockets: list[socket.socket]) -> None:
         access_log=False,
         lifespan="on",
         timeout_keep_alive=30,
+        # no reverse proxy stands before slurmctld: X-Forwarded-* must not be trusted,
+        # and skipping that middleware saves every request a few microseconds
+        proxy_headers=False,
     )
     server = uvicorn.Server(config)
     # uvicorn re-raises TERM/INT after a graceful stop; keep that harmless.

@@ -143,3 +143,30 @@ def test_batch_completions_answer_per_item_and_repeats_change_nothing(harness):
     assert [(a["ok"], a["changed"]) for a in r.json()["results"]] == [(True, False)] * 2
     assert (h.job(ok)["state"], h.job(bad)["state"]) == ("COMPLETED", "FAILED")
     assert h.job(ok)["exit_code"] == 0
+
+
+def test_caller_names_are_looked_up_once_a_minute(monkeypatch):
+    """The password database is read once per uid per NAME_TTL, not per request."""
+    import controller.auth as auth
+
+    calls: list[int] = []
+    clock = [1000.0]
+
+    class Entry:
+        pw_name = "renamed"
+
+    def getpwuid(uid: int) -> Entry:
+        calls.append(uid)
+        if uid == 4242:
+            raise KeyError(uid)
+        return Entry()
+
+    monkeypatch.setattr(auth.pwd, "getpwuid", getpwuid)
+    monkeypatch.setattr(auth.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(auth, "_names", {})
+    assert [auth.user_name(7) for _ in range(3)] == ["renamed"] * 3
+    assert auth.user_name(4242) == "4242"  # no account: its digits
+    assert calls == [7, 4242]
+    clock[0] += auth.NAME_TTL + 1  # a minute later the database is read again
+    auth.user_name(7)
+    assert calls == [7, 4242, 7]
