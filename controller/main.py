@@ -135,9 +135,11 @@ async def serve(cfg: Config, key: bytes, sockets: list[socket.socket]) -> None:
     from controller.peercred_http import http_protocol
 
     ctl = Controller(cfg, key)
+    from controller.api.fastsubmit import SubmitShortcut
+
     app = create_app(ctl)
     config = uvicorn.Config(
-        app,
+        SubmitShortcut(app),
         http=http_protocol(),
         log_level="warning",
         access_log=False,
