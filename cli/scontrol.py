@@ -16,12 +16,11 @@ Implemented here:
   local, no controller;
 * ``update NodeName=<hl> State=DRAIN|RESUME|DOWN|UNDRAIN|IDLE Reason=...``
   (a reason is required to drain or down a node);
-* ``ping``, ``version``, and the mode words ``oneliner``, ``details``,
-  ``quiet``, ``verbose``, ``all``, ``hide``.
+* ``reconfigure`` (admins), ``ping``, ``version`` and the mode words (``oneliner``,
+  ``details``, ``quiet``, ``verbose``, ``all``, ``hide``).
 
-Job changes (``hold``, ``release``, ``requeue``, ``update JobId=``,
-``suspend``, ``top``) and ``reconfigure`` print ``scontrol: error: <verb> is
-not supported yet`` (exit 1) until the client grows a method for them.
+Job changes (``hold``, ``release``, ``requeue``, ``update JobId=``, ``suspend``,
+``top``) print ``scontrol: error: <verb> is not supported yet`` (exit 1).
 
 Facts from Slurm 22.05 ``src/scontrol/`` (spec §8.4), in our own words.
 """
@@ -40,11 +39,10 @@ from cli.common import argv_or_default, get_client, parse_options, print_version
 from slurmlite import hostlist
 from slurmlite.errors import SlurmError
 
-TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
-if TYPE_CHECKING:  # strings, so only type checkers need these names
+TYPE_CHECKING = False  # typing costs a command ~3 ms; annotations are strings
+if TYPE_CHECKING:  # records are client Records (tests: these dataclasses)
     from typing import Any
 
-if TYPE_CHECKING:  # records are client Records (tests: these dataclasses)
     from slurmlite.protocol import JobInfo
 
 PROG = "scontrol"
@@ -421,7 +419,7 @@ def task_view(job: JobInfo, task: int | None) -> JobInfo | None:
     task_str = getattr(job, "array_task_str", None)
     if job.state != "PENDING" or not task_str:
         return None
-    from cli.squeue_format import parse_task_ranges
+    from slurmlite.taskranges import parse_task_ranges
 
     if task not in parse_task_ranges(task_str):
         return None

@@ -28,19 +28,21 @@ Facts from Slurm 22.05 ``src/squeue/`` (spec §8.1), in our own words.
 
 from __future__ import annotations
 
-import math
 import os
 import pwd
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from cli import squeue_format as sf
-from cli.common import argv_or_default, error, get_client, parse_options, perror, print_version
-from cli.squeue_format import Row, attr, expected_end, min_memory, time_used
+from cli.common import argv_or_default, error, parse_options, perror, print_version
+from cli.squeue_bulk import load_jobs, needed_fields, rows_text
+from cli.squeue_format import Row, attr
+from cli.squeue_sort import sort_letters, sort_rows
 from slurmlite import hostlist, states
 from slurmlite.errors import SlurmError
+from slurmlite.taskranges import format_task_ranges, parse_task_ranges
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
 if TYPE_CHECKING:  # strings, so only type checkers need these names
@@ -166,14 +168,14 @@ def _match_ids(row: Row, ids: Sequence[tuple[int, int | None]]) -> bool:
         if task is not None and job.array_job_id == job_id:
             if task == row.array_task_id:
                 return True
-            if row.array_task_str and task in sf.parse_task_ranges(row.array_task_str):
+            if row.array_task_str and task in parse_task_ranges(row.array_task_str):
                 hits.append(task)
     if not hits:
         return False
     if len(set(hits)) == 1:
         row.array_task_str, row.array_task_id = None, hits[0]
     else:
-        row.array_task_str = sf.format_task_ranges(hits)
+        row.array_task_str = format_task_ranges(hits)
     return True
 
 
@@ -226,14 +228,14 @@ def combine_pending_arrays(rows: list[Row], unique: bool = False) -> list[Row]:
         ]  # fmt: skip
         if not merged:
             continue
-        ids = sf.parse_task_ranges(meta.array_task_str or "")
+        ids = parse_task_ranges(meta.array_task_str or "")
         desc = sf.reason_text(meta.job)
         for task in merged:
             ids.append(task.array_task_id or 0)
             if task.job.reason != meta.job.reason and task.job.reason not in desc.split(","):
                 desc += "," + task.job.reason
             out.remove(task)
-        meta.array_task_str = sf.format_task_ranges(ids)
+        meta.array_task_str = format_task_ranges(ids)
         if desc != sf.reason_text(meta.job):
             meta.job = sf.with_changes(meta.job, state_desc=desc)
     return out
@@ -263,126 +265,6 @@ def _only_state_filter(q: Query) -> bool:
         for name in ("job_ids", "licenses", "accounts", "qos", "nodes", "uids")
         + ("reservation", "names", "partitions")
     )
-
-
-# ------------------------------------------------------------------ sorting
-
-
-def _id_key(row: Row) -> tuple[int, int]:
-    if row.array_task_id is None:
-        return row.job.job_id, sf.NO_VAL
-    return row.job.array_job_id or row.job.job_id, row.array_task_id
-
-
-def _first_node(row: Row) -> list[Any]:
-    """Natural-order key of a job's first node (``n2`` < ``n10``)."""
-    names = hostlist.sort_hosts(row.job.nodes)
-    parts = re.split(r"(\d+)", names[0]) if names else []
-    return [(int(p), len(p)) if i % 2 else (p, 0) for i, p in enumerate(parts)]
-
-
-def _limit(job: JobInfo) -> float:
-    return math.inf if job.time_limit is None else job.time_limit
-
-
-def sort_keys(now: float) -> dict[str, Callable[[Row], Any]]:
-    """Sort letter -> key; ``S`` is handled apart (:func:`start_cmp`)."""
-    return {
-        "B": lambda r: r.job.batch_host or "", "C": lambda r: r.job.num_cpus,
-        "D": lambda r: r.job.num_nodes, "e": lambda r: expected_end(r.job) or 0,
-        "g": lambda r: r.job.group or "", "G": lambda r: r.job.gid, "i": _id_key,
-        "j": lambda r: r.job.name or "", "l": lambda r: _limit(r.job),
-        "L": lambda r: _limit(r.job) * 60 - time_used(r.job, now),
-        "m": lambda r: min_memory(r.job), "M": lambda r: time_used(r.job, now),
-        "N": _first_node, "p": lambda r: r.job.priority, "Q": lambda r: r.job.priority,
-        "P": lambda r: r.job.partition or "",
-        "t": lambda r: states.job_state_compact(r.job.state, r.job.flags),
-        "T": lambda r: states.job_state_long(r.job.state, r.job.flags),
-        "u": lambda r: r.job.user or "", "U": lambda r: r.job.uid,
-        "v": lambda r: attr(r.job, "reservation") or "", "V": lambda r: r.job.submit_time,
-        "d": lambda r: 0, "H": lambda r: 0, "I": lambda r: 0, "J": lambda r: 0, "z": lambda r: 0,
-    }  # fmt: skip
-
-
-IGNORED_SORT_LETTERS = frozenset("bcfhnO")  # accepted, sort nothing (as in Slurm)
-
-# JobInfo fields each sort letter reads (as sf.NEEDS for columns; letters not
-# listed read nothing); "S" is start_order's.
-SORT_NEEDS: dict[str, tuple[str, ...]] = {
-    "B": ("batch_host",), "C": ("num_cpus",), "D": ("num_nodes",),
-    "e": ("end_time", "start_time", "state", "time_limit"), "g": ("group",), "G": ("gid",),
-    "i": ("array_job_id", "job_id"), "j": ("name",), "l": ("time_limit",),
-    "L": ("end_time", "start_time", "state", "time_limit"),
-    "m": ("mem_per_cpu", "mem_per_node"), "M": ("end_time", "start_time", "state"),
-    "N": ("nodes",), "p": ("priority",), "Q": ("priority",), "P": ("partition",),
-    "t": ("flags", "state"), "T": ("flags", "state"), "u": ("user",), "U": ("uid",),
-    "V": ("submit_time",), "S": ("start_time", "state"),
-}  # fmt: skip
-# what folding array tasks, the state filter and the default order read of every job
-ROW_NEEDS = (
-    "job_id", "array_job_id", "array_task_id", "state", "flags", "reason", "state_desc",
-    "name", "partition", "start_time",
-)  # fmt: skip
-# what each other filter of ``keep`` reads, asked for only when that filter is given
-FILTER_NEEDS: dict[str, tuple[str, ...]] = {
-    "accounts": ("account",), "qos": ("qos",), "nodes": ("nodes",), "uids": ("uid", "user"),
-}  # fmt: skip
-
-
-def parse_sort(spec: str) -> list[tuple[str, bool]]:
-    """``"P,t,-p"`` -> keys in application order: ``[("p", True), ("t", False), ("P", False)]``.
-
-    Raises ``ValueError("Invalid sort specification: X")``.
-    """
-    keys: list[tuple[str, bool]] = []
-    known = sort_keys(0.0)
-    i = len(spec) - 1
-    while i >= 0:
-        letter = spec[i]
-        if spec[max(0, i - 6) : i + 1].lower() == "cluster":
-            i -= 7  # one cluster only: nothing to sort
-            continue
-        reverse = i > 0 and spec[i - 1] == "-"
-        i -= 1
-        if letter in ",+-" or letter in IGNORED_SORT_LETTERS:
-            continue
-        if letter != "S" and letter not in known:
-            raise ValueError(f"Invalid sort specification: {letter}")
-        keys.append((letter, reverse))
-    return keys
-
-
-def start_order(rows: Sequence[Row], now: float | None, reverse: bool) -> list[Row]:
-    """What glibc's merge sort makes of squeue's start-time comparator.
-
-    Jobs with a start time come first, ordered by it (stable; latest first
-    when ``reverse``); a pending job due in the past counts as starting
-    ``now``.  The comparator calls every pair of jobs without a start time
-    "greater", and a top-down merge then always takes the right half first:
-    those jobs end up in reverse order.
-    """
-
-    def effective(row: Row) -> float:
-        start = row.job.start_time or 0.0
-        return now if now is not None and row.job.state == "PENDING" and start < now else start
-
-    started = sorted((r for r in rows if r.job.start_time), key=effective, reverse=reverse)
-    return started + [r for r in rows if not r.job.start_time][::-1]
-
-
-def sort_rows(rows: Sequence[Row], spec: str | None, now: float) -> list[Row]:
-    """Order rows as squeue does: start time (latest first), then ``spec`` keys.
-
-    Each key is a stable sort, so equal keys keep the previous order.
-    """
-    out = start_order(rows, None, reverse=True)
-    keys = sort_keys(now)
-    for letter, reverse in parse_sort(spec or "P,t,-p"):
-        if letter == "S":
-            out = start_order(out, now, reverse)
-        else:
-            out.sort(key=keys[letter], reverse=reverse)
-    return out
 
 
 # ---------------------------------------------------------------- the command
@@ -461,41 +343,11 @@ def date_line(now: float) -> str:
     return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now))
 
 
-def needed_fields(columns: list[sf.Column], sort: str | None, q: Query | None = None) -> list[str]:
-    """The JobInfo fields this listing reads: filters, columns and sort keys."""
-    wanted = dict.fromkeys(ROW_NEEDS)
-    for name, needs in FILTER_NEEDS.items():
-        if q is not None and getattr(q, name) is not None:
-            wanted.update(dict.fromkeys(needs))
-    for column in columns:
-        wanted.update(dict.fromkeys(sf.NEEDS.get(column.key, ())))
-    try:
-        letters = [letter for letter, _ in parse_sort(sort or "P,t,-p")]
-    except ValueError:
-        letters = []  # reported when sorting
-    for letter in letters:
-        wanted.update(dict.fromkeys(SORT_NEEDS.get(letter, ())))
-    return list(wanted)
-
-
-def load_jobs(fields: list[str]) -> list[Any]:
-    """Every job the controller shows, as light tuples with just ``fields``.
-
-    ``namedtuple`` rows: building 10,000 of them costs a few ms, where
-    dataclasses or dicts would cost tens.
-    """
-    from collections import namedtuple
-
-    names, rows = get_client(PROG).get_job_rows(fields, all_states=True)
-    make = namedtuple("Job", names)._make  # type: ignore[misc]  # noqa: PYI024
-    return [make(row) for row in rows]
-
-
 def show_once(q: Query, out: Any, now: float) -> int:
     """Load, filter, sort and print once; return the exit status."""
     columns, problems = columns_for(q)
     try:
-        jobs = load_jobs(needed_fields(columns, q.sort, q))
+        jobs = load_jobs(needed_fields(columns, sort_letters(q.sort), q))
     except SlurmError as exc:
         perror("slurm_load_jobs error", exc)
         return 1
@@ -517,7 +369,7 @@ def show_once(q: Query, out: Any, now: float) -> int:
         return 1
     if q.array:
         rows = sf.expand_array_rows(rows)
-    out.write(sf.rows_text(rows, columns, ctx))
+    out.write(rows_text(rows, columns, ctx))
     return 0
 
 

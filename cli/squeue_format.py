@@ -42,6 +42,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from slurmlite import hostlist, states, timefmt
+from slurmlite.taskranges import parse_task_ranges
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
 if TYPE_CHECKING:  # strings, so only type checkers need these names
@@ -236,7 +237,7 @@ def _left(row: Row, ctx: Ctx) -> str:
     return timefmt.fmt_compact(row.job.time_limit * 60 - time_used(row.job, ctx.now))
 
 
-def _reason_list(row: Row, ctx: Ctx) -> str:
+def reason_list(row: Row, ctx: Ctx) -> str:
     job = row.job
     return f"({reason_text(job)})" if shows_reason(job) else node_list(job.nodes)
 
@@ -337,7 +338,7 @@ FIELDS: dict[str, Field] = {
     "prioritylong": _f("PRIORITY", lambda r, c: str(r.job.priority)),
     "qos": _f("QOS", lambda r, c: r.job.qos),
     "reason": _f("REASON", lambda r, c: reason_text(r.job)),
-    "reasonlist": _f("NODELIST(REASON)", _reason_list, cut=False, header_cut=False),
+    "reasonlist": _f("NODELIST(REASON)", reason_list, cut=False, header_cut=False),
     "reboot": _f("REBOOT", lambda r, c: "0"),
     "reqnodes": _f("REQ_NODES", lambda r, c: node_list(r.job.req_nodes)),
     "requeue": _f("REQUEUE", lambda r, c: str(int(r.job.requeue))),
@@ -368,37 +369,6 @@ FIELDS: dict[str, Field] = {
     "username": _f("USER", lambda r, c: r.job.user),
     "wckey": _f("WCKEY", _j("wckey")),
     "workdir": _f("WORK_DIR", lambda r, c: r.job.work_dir),
-}  # fmt: skip
-# The JobInfo fields each column reads, so that squeue asks the controller for
-# those alone (10,000 pending jobs: ~1.5 MB to parse instead of ~9 MB).  A
-# column missing here reads nothing of the job.  tests/cli/test_squeue_needs.py
-# traces every getter over varied jobs and fails if one reads a field not listed.
-NEEDS: dict[str, tuple[str, ...]] = {
-    "account": ("account",), "accruetime": ("eligible_time",), "allocnodes": ("alloc_node",),
-    "allocsid": ("alloc_sid",),
-    "arrayjobid": ("array_job_id", "job_id"), "batchhost": ("batch_host",),
-    "command": ("command",), "comment": ("comment",), "cpus-per-task": ("cpus_per_task",),
-    "derivedec": ("derived_exit_code",), "eligibletime": ("eligible_time",),
-    "endtime": ("end_time", "start_time", "state", "time_limit"), "exit_code": ("exit_code",),
-    "excnodes": ("exc_nodes",), "feature": ("constraint",), "groupid": ("gid",),
-    "groupname": ("group", "gid"), "jobarrayid": ("array_job_id", "job_id"), "jobid": ("job_id",),
-    "lastschedeval": ("last_sched_eval",), "maxcpus": ("num_cpus",),
-    "maxnodes": ("nodes_max", "num_nodes"), "mem-per-tres": ("mem_per_gpu",),
-    "mincpus": ("cpus_per_task",), "minmemory": ("mem_per_cpu", "mem_per_node"), "name": ("name",),
-    "nice": ("nice",), "nodelist": ("nodes",), "ntpernode": ("ntasks_per_node",),
-    "numcpus": ("num_cpus",), "numnodes": ("num_nodes",), "numtasks": ("num_tasks",),
-    "oversubscribe": ("exclusive",), "partition": ("partition",),
-    "pendingtime": ("start_time", "submit_time"), "priority": ("priority",),
-    "prioritylong": ("priority",), "qos": ("qos",), "reason": ("reason", "state_desc"),
-    "reasonlist": ("flags", "nodes", "reason", "state", "state_desc"), "reqnodes": ("req_nodes",),
-    "requeue": ("requeue",), "restartcnt": ("restarts",), "starttime": ("start_time",),
-    "state": ("flags", "state"), "statecompact": ("flags", "state"),
-    "stderr": ("job_id", "std_err", "std_out", "work_dir"), "stdin": ("std_in",),
-    "stdout": ("job_id", "std_out", "work_dir"), "submittime": ("submit_time",),
-    "timeleft": ("end_time", "start_time", "state", "time_limit"), "timelimit": ("time_limit",),
-    "timeused": ("end_time", "start_time", "state"), "tres-per-job": ("tres_per_job",),
-    "tres-per-node": ("tres_per_node",), "userid": ("uid",), "username": ("user",),
-    "workdir": ("work_dir",),
 }  # fmt: skip
 LONG_ALIASES = {
     "gres": "tres-per-node",
@@ -495,80 +465,13 @@ def row_line(row: Row, columns: Sequence[Column], ctx: Ctx) -> str:
     for col in columns:
         f = col.field
         if f is not None:
-            cut = f.cut or (f.value is _reason_list and shows_reason(row.job))
+            cut = f.cut or (f.value is reason_list and shows_reason(row.job))
             parts.append(cell(f.value(row, ctx), col.width, col.right, cut))
         parts.append(col.suffix)
     return "".join(parts)
 
 
-def rows_text(rows: Sequence[Row], columns: Sequence[Column], ctx: Ctx) -> str:
-    """Every row's line (``row_line`` for each, newline-terminated), built fast.
-
-    10,000 pending jobs are 80,000 cells, so the work goes column by column:
-    one comprehension gets a column's values for all rows, and one format
-    string made from the columns (``{0:>18.18}``: right-justified in 18 and
-    cut to 18 -- what ``cell`` does) lays out each line in a single call.
-    About three times faster than ``row_line`` per row; ``tests/cli`` checks
-    that both print the same.
-    """
-    if not rows:
-        return ""
-    spec: list[str] = []
-    values: list[list[str]] = []
-    for col in columns:
-        f = col.field
-        if f is not None:
-            get, width, right = f.value, col.width, col.right
-            none = "(null)" if width <= 0 or right or width >= 6 else ""
-            vals = [none if (v := get(row, ctx)) is None else v for row in rows]
-            i = len(values)
-            if width <= 0:
-                spec.append(f"{{{i}}}")
-            elif not right:
-                spec.append(f"{{{i}:<{width}.{width}}}")
-            elif f.cut:
-                spec.append(f"{{{i}:>{width}.{width}}}")
-            elif get is _reason_list:  # cut only where it shows a reason
-                vals = [
-                    v.rjust(width)[:width] if shows_reason(row.job) else v.rjust(width)
-                    for v, row in zip(vals, rows, strict=True)
-                ]
-                spec.append(f"{{{i}}}")
-            else:
-                spec.append(f"{{{i}:>{width}}}")
-            values.append(vals)
-        spec.append(col.suffix.replace("{", "{{").replace("}", "}}"))
-    line = ("".join(spec) + "\n").format
-    return "".join([line(*cells) for cells in zip(*values, strict=True)])
-
-
 # ------------------------------------------------------------------- arrays
-
-
-def parse_task_ranges(text: str) -> list[int]:
-    """``"0-9%2"`` -> 0..9; ``"1,3-5:2"`` -> [1, 3, 5] (throttle dropped)."""
-    out: list[int] = []
-    for item in text.split("%", 1)[0].split(","):
-        if not item:
-            continue
-        rng, _, step = item.partition(":")
-        lo, _, hi = rng.partition("-")
-        out.extend(range(int(lo), int(hi or lo) + 1, int(step or 1)))
-    return sorted(set(out))
-
-
-def format_task_ranges(ids: Sequence[int]) -> str:
-    """[0, 1, 2, 5] -> ``"0-2,5"``."""
-    parts: list[str] = []
-    ordered = sorted(set(ids))
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        parts.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(parts)
 
 
 def expand_array_rows(rows: Sequence[Row]) -> list[Row]:

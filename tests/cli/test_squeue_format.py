@@ -10,8 +10,10 @@ import pytest
 
 from cli import squeue
 from cli import squeue_format as sf
+from cli import squeue_sort as ssort
 from cli.squeue_format import Ctx, Row
 from slurmlite.protocol import JobInfo
+from slurmlite.taskranges import format_task_ranges, parse_task_ranges
 
 NOW = 1_000_000.0
 
@@ -166,19 +168,19 @@ def test_array_ids_and_priority():
 
 
 def test_array_task_ranges():
-    assert sf.parse_task_ranges("0-9%2") == list(range(10))
-    assert sf.parse_task_ranges("1,3-7:2") == [1, 3, 5, 7]
-    assert sf.format_task_ranges([5, 0, 1, 2, 9]) == "0-2,5,9"
+    assert parse_task_ranges("0-9%2") == list(range(10))
+    assert parse_task_ranges("1,3-7:2") == [1, 3, 5, 7]
+    assert format_task_ranges([5, 0, 1, 2, 9]) == "0-2,5,9"
 
 
 # ---------------------------------------------------------------- ordering
 
 
 def test_parse_sort_applies_keys_last_first():
-    assert squeue.parse_sort("P,t,-p") == [("p", True), ("t", False), ("P", False)]
-    assert squeue.parse_sort("-cluster,i") == [("i", False)]
+    assert ssort.parse_sort("P,t,-p") == [("p", True), ("t", False), ("P", False)]
+    assert ssort.parse_sort("-cluster,i") == [("i", False)]
     with pytest.raises(ValueError, match="Invalid sort specification: Y"):
-        squeue.parse_sort("Y")
+        ssort.parse_sort("Y")
 
 
 def glibc_merge_sort(items: list[Row], cmp) -> list[Row]:
@@ -208,7 +210,7 @@ def test_jobs_without_start_time_come_out_reversed():
         for i, s in ((1, None), (2, 50.0), (3, None), (4, 80.0), (5, None))
     ]
     # started jobs latest first (4 at 80 s, 2 at 50 s), then 5 3 1: reversed
-    assert [r.job.job_id for r in squeue.start_order(rows, None, reverse=True)] == [4, 2, 5, 3, 1]
+    assert [r.job.job_id for r in ssort.start_order(rows, None, reverse=True)] == [4, 2, 5, 3, 1]
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -219,7 +221,7 @@ def test_start_order_equals_glibc_merge_sort(seed):
         for i in range(rng.randint(0, 40))
     ]
     want = glibc_merge_sort(rows, squeue_start_cmp)
-    assert [r.job.job_id for r in squeue.start_order(rows, None, reverse=True)] == [
+    assert [r.job.job_id for r in ssort.start_order(rows, None, reverse=True)] == [
         r.job.job_id for r in want
     ]
 
@@ -228,8 +230,8 @@ def test_sort_keys_are_stable_and_reversible():
     rows = [Row.of(job(i, priority=p)) for i, p in ((1, 5), (2, 9), (3, 5), (4, 9))]
     # -p: priority descending, equal priorities keep their order (after the
     # start-time pass, which reverses these never-started jobs: 4 3 2 1)
-    assert [r.job.job_id for r in squeue.sort_rows(rows, "-p", NOW)] == [4, 2, 3, 1]
-    assert [r.job.job_id for r in squeue.sort_rows(rows, "p,i", NOW)] == [1, 3, 2, 4]
+    assert [r.job.job_id for r in ssort.sort_rows(rows, "-p", NOW)] == [4, 2, 3, 1]
+    assert [r.job.job_id for r in ssort.sort_rows(rows, "p,i", NOW)] == [1, 3, 2, 4]
 
 
 def test_pending_array_tasks_fold_into_the_array_row():

@@ -16,7 +16,10 @@ from collections import namedtuple
 import pytest
 
 from cli import squeue
+from cli import squeue_bulk as bulk
 from cli import squeue_format as sf
+from cli import squeue_sort as ssort
+from cli.squeue_sort import sort_letters
 from slurmlite.protocol import JobInfo
 from tests.cli.test_squeue_format import NOW, job
 
@@ -54,20 +57,20 @@ def both_rows(info: JobInfo, fields: list[str]) -> tuple[sf.Row, sf.Row]:
 
 @pytest.mark.parametrize("key", sorted(sf.FIELDS))
 def test_every_column_reads_only_the_fields_its_needs_entry_lists(key):
-    fields = list(dict.fromkeys([*squeue.ROW_NEEDS, *sf.NEEDS.get(key, ())]))
+    fields = list(dict.fromkeys([*bulk.ROW_NEEDS, *bulk.NEEDS.get(key, ())]))
     ctx = sf.Ctx(NOW)
     for info in samples():
         full, light = both_rows(info, fields)
         assert sf.FIELDS[key].value(light, ctx) == sf.FIELDS[key].value(full, ctx), info.job_id
 
 
-@pytest.mark.parametrize("letter", sorted(squeue.sort_keys(NOW)) + ["S"])
+@pytest.mark.parametrize("letter", sorted(ssort.sort_keys(NOW)) + ["S"])
 def test_every_sort_key_reads_only_listed_fields(letter):
-    fields = list(dict.fromkeys([*squeue.ROW_NEEDS, *squeue.SORT_NEEDS.get(letter, ())]))
+    fields = list(dict.fromkeys([*bulk.ROW_NEEDS, *bulk.SORT_NEEDS.get(letter, ())]))
     rows_full = [sf.Row.of(j) for j in samples()]
     rows_light = [sf.Row.of(projected(j, fields)) for j in samples()]
-    order_full = [r.job.job_id for r in squeue.sort_rows(rows_full, letter, NOW)]
-    order_light = [r.job.job_id for r in squeue.sort_rows(rows_light, letter, NOW)]
+    order_full = [r.job.job_id for r in ssort.sort_rows(rows_full, letter, NOW)]
+    order_light = [r.job.job_id for r in ssort.sort_rows(rows_light, letter, NOW)]
     assert order_light == order_full
 
 
@@ -79,23 +82,25 @@ def test_filters_read_only_the_row_needs_and_their_own():
         squeue.Query(states={"RUNNING"}), squeue.Query(all_states=True),
     ]  # fmt: skip
     for q in queries:
-        fields = squeue.needed_fields([], None, q)  # the row needs + this query's filters
+        fields = bulk.needed_fields(
+            [], sort_letters(None), q
+        )  # the row needs + this query's filters
         full = [r.job.job_id for r in squeue.select_rows(samples(), q)]
         light = squeue.select_rows([projected(j, fields) for j in samples()], q)
         assert [r.job.job_id for r in light] == full
 
 
 def test_tables_name_only_jobinfo_fields_and_the_default_listing_asks_for_few():
-    for table in (sf.NEEDS, squeue.SORT_NEEDS):
+    for table in (bulk.NEEDS, bulk.SORT_NEEDS):
         for key, names in table.items():
             assert set(names) <= KNOWN, key
-    assert set(squeue.ROW_NEEDS) <= KNOWN
-    assert all(set(n) <= KNOWN for n in squeue.FILTER_NEEDS.values())
+    assert set(bulk.ROW_NEEDS) <= KNOWN
+    assert all(set(n) <= KNOWN for n in bulk.FILTER_NEEDS.values())
     columns, _ = sf.parse_format_long(sf.DEFAULT_FORMAT2)
-    wanted = squeue.needed_fields(columns, None)
+    wanted = bulk.needed_fields(columns, sort_letters(None))
     # the default listing needs the row fields (10), then user, nodes, end_time and
     # num_nodes for its columns and priority for the default sort: 15 of JobInfo's ~60
-    assert set(wanted) == {*squeue.ROW_NEEDS, "user", "nodes", "end_time", "num_nodes", "priority"}
+    assert set(wanted) == {*bulk.ROW_NEEDS, "user", "nodes", "end_time", "num_nodes", "priority"}
     assert len(wanted) == 15
     assert "steps" not in wanted and "alloc" not in wanted
 
@@ -109,10 +114,10 @@ def test_fast_rendering_prints_what_row_line_prints(fmt):
     columns, _ = sf.parse_format_long(sf.DEFAULT_FORMAT2) if fmt is None else sf.parse_format(fmt)
     rows = [sf.Row.of(j) for j in samples()]
     ctx = sf.Ctx(NOW)
-    assert sf.rows_text(rows, columns, ctx) == "".join(
+    assert bulk.rows_text(rows, columns, ctx) == "".join(
         sf.row_line(r, columns, ctx) + "\n" for r in rows
     )
-    assert sf.rows_text([], columns, ctx) == ""
+    assert bulk.rows_text([], columns, ctx) == ""
 
 
 @pytest.mark.parametrize(
@@ -123,6 +128,6 @@ def test_fast_rendering_prints_what_row_line_prints(fmt):
 def test_the_state_only_shortcut_keeps_what_keep_keeps(q):
     jobs = samples()
     by_keep = [r.job.job_id for r in map(sf.Row.of, jobs) if squeue.keep(r, q)]
-    rows = [projected(j, squeue.needed_fields([], None, q)) for j in jobs]
+    rows = [projected(j, bulk.needed_fields([], sort_letters(None), q)) for j in jobs]
     assert [r.job.job_id for r in squeue.select_rows(rows, q)] == by_keep
     assert by_keep  # the samples hold jobs in these states

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from slurmlite.batchscript import MAX_SCRIPT_BYTES, WRAP_COMMENT
 from slurmlite.getopt import CommandLineError
-from slurmlite.sbatch_request import MAX_SCRIPT_BYTES, WRAP_COMMENT, SbatchCommand, build_submit
+from slurmlite.sbatch_request import SbatchCommand, build_submit
 
 GOLDEN = Path("/work/shared/golden/slurm-22.05")
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/alice", "SLURM_CONF": "/etc/slurm/slurm.conf"}
