@@ -219,55 +219,20 @@ class ControllerClient:
         """``req``: JobSubmit fields as a dict (or a ``JobSubmit``)."""
         return Record(self.request("POST", "/v1/jobs", _body(req)))  # type: ignore[return-value]
 
-    def get_jobs(
-        self,
-        job_ids: list[int] | None = None,
-        users: list[str] | None = None,
-        names: list[str] | None = None,
-        partitions: list[str] | None = None,
-        states: set[str] | None = None,
-        all_states: bool = False,
-        with_steps: bool = False,
-    ) -> list[JobInfo]:
-        q = {
-            "ids": job_ids,
-            "users": users,
-            "names": names,
-            "partitions": partitions,
-            "states": sorted(states) if states else None,
-            "all_states": all_states,
-            "steps": with_steps,
-        }
-        data = self.request("GET", "/v1/jobs", query=q)
+    def get_jobs(self, **filters: Any) -> list[JobInfo]:
+        """Jobs as the controller shows them; filters: ``job_ids``, ``users``, ``names``,
+        ``partitions``, ``states`` (a set), ``all_states``, ``with_steps``."""
+        data = self.request("GET", "/v1/jobs", query=_job_filters(**filters))
         return _records(data["jobs"])
 
-    def get_job_rows(
-        self,
-        fields: list[str],
-        job_ids: list[int] | None = None,
-        users: list[str] | None = None,
-        names: list[str] | None = None,
-        partitions: list[str] | None = None,
-        states: set[str] | None = None,
-        all_states: bool = False,
-        with_steps: bool = False,
-    ) -> tuple[list[str], list[list[Any]]]:
-        """The jobs of :meth:`get_jobs`, only ``fields`` of each (JobInfo names), as rows.
+    def get_job_rows(self, fields: list[str], **filters: Any) -> tuple[list[str], list[list[Any]]]:
+        """The jobs of :meth:`get_jobs` (same keyword filters), only ``fields`` of each
+        (JobInfo names), as ``(field names, rows)``, each row a list in that order.
 
-        Returns ``(field names, rows)``, each row a list in that order.  What
-        squeue uses for big queues: 10,000 jobs of a few fields parse in a
+        What squeue uses for big queues: 10,000 jobs of a few fields parse in a
         fraction of the time of whole job objects.
         """
-        q = {
-            "fields": ",".join(fields),
-            "ids": job_ids,
-            "users": users,
-            "names": names,
-            "partitions": partitions,
-            "states": sorted(states) if states else None,
-            "all_states": all_states,
-            "steps": with_steps,
-        }
+        q = {"fields": ",".join(fields), **_job_filters(**filters)}
         data = self.request("GET", "/v1/jobs", query=q)
         return list(data["fields"]), data["rows"]
 
@@ -314,6 +279,27 @@ class ControllerClient:
     def whoami(self) -> tuple[int, str]:
         data = self.request("GET", "/v1/whoami")
         return int(data["uid"]), str(data["user"])
+
+
+def _job_filters(
+    job_ids: list[int] | None = None,
+    users: list[str] | None = None,
+    names: list[str] | None = None,
+    partitions: list[str] | None = None,
+    states: set[str] | None = None,
+    all_states: bool = False,
+    with_steps: bool = False,
+) -> dict[str, Any]:
+    """The query parameters of a job listing (``GET /v1/jobs``)."""
+    return {
+        "ids": job_ids,
+        "users": users,
+        "names": names,
+        "partitions": partitions,
+        "states": sorted(states) if states else None,
+        "all_states": all_states,
+        "steps": with_steps,
+    }
 
 
 def _error_from(status: int, payload: Any) -> SlurmError:

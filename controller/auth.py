@@ -87,16 +87,20 @@ class PeerCredProtocol(H11Protocol):
 
     def connection_made(self, transport: Any) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        sock = transport.get_extra_info("socket")
-        creds = None
-        if sock is not None:
-            try:
-                creds = peer_credentials(sock)
-            except OSError:
-                creds = None
         # app_state is copied into every request's scope["state"]; give this
         # connection its own copy carrying the peer credentials.
-        self.app_state = {**self.app_state, "peercred": creds}
+        self.app_state = {**self.app_state, "peercred": transport_credentials(transport)}
+
+
+def transport_credentials(transport: Any) -> tuple[int, int, int] | None:
+    """``(pid, uid, gid)`` of the Unix-socket peer behind an asyncio transport; None on TCP."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return None
+    try:
+        return peer_credentials(sock)
+    except OSError:
+        return None
 
 
 class AdminPolicy:

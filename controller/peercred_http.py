@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.auth import PeerCredProtocol, peer_credentials
+from controller.auth import PeerCredProtocol, transport_credentials
 
 
 def http_protocol() -> type:
@@ -42,13 +42,6 @@ def _httptools_class() -> type:
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            sock = transport.get_extra_info("socket")
-            creds = None
-            if sock is not None:
-                try:
-                    creds = peer_credentials(sock)
-                except OSError:
-                    creds = None
-            self.app_state = {**self.app_state, "peercred": creds}
+            self.app_state = {**self.app_state, "peercred": transport_credentials(transport)}
 
     return PeerCredHttpToolsProtocol

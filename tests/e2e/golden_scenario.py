@@ -28,16 +28,14 @@ import os
 import pwd
 import re
 import socket
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.e2e.conftest import wait_for
+from tests.e2e.conftest import run_as, wait_for
 from tests.e2e.golden_catalog import LIVE, load
 from tests.e2e.golden_live_specs import GOLDEN_ROLES, NOT_REPLAYED
 
 UNIVERSE = set(GOLDEN_ROLES) | set(NOT_REPLAYED)  # every golden job id a command may name
-NOBODY = 65534
 
 
 @dataclass
@@ -259,36 +257,5 @@ class Story:
 
 
 def run_as_nobody(main, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
-    """Run a command's ``main(argv)`` in a child that became ``nobody``: the interpreter
-    lives where other users may not read it, so fork instead of exec."""
-    r_out, w_out = os.pipe()
-    r_err, w_err = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child: never returns
-        code = 1
-        try:
-            os.dup2(w_out, 1)
-            os.dup2(w_err, 2)
-            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115 (pytest replaced fds 1/2)
-            sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
-            os.chdir(cwd)
-            os.environ.clear()
-            os.environ.update(env)
-            try:
-                main(argv)
-                code = 0
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 1
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    os.close(w_out)
-    os.close(w_err)
-    with os.fdopen(r_out) as fo, os.fdopen(r_err) as fe:
-        out, err = fo.read(), fe.read()
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), out, err
+    """Run a command's ``main(argv)`` in a child that became ``nobody``."""
+    return run_as(pwd.getpwnam("nobody"), main, argv, str(cwd), env)

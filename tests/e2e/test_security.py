@@ -6,16 +6,15 @@ import json
 import os
 import pwd
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 
 import pytest
 
 from slurmlite.config import load_config
 from slurmlite.credential import controller_key, sign_credential
+from tests.e2e.conftest import run_as
 
 TEST_USER = "slurmlite-bob"
 
@@ -105,52 +104,6 @@ def test_agent_spawns_nothing_without_a_valid_controller_credential(cluster, job
 
 
 # ------------------------------------------------------------- another user
-
-
-def run_as(
-    user: pwd.struct_passwd,
-    main: Callable[[list[str]], None],
-    argv: list[str],
-    cwd: str,
-    env: dict[str, str],
-) -> tuple[int, str, str]:
-    """Run a command's main() in a child that became ``user`` (the venv's interpreter
-    may not be readable by other users, so we fork instead of exec)."""
-    r_out, w_out = os.pipe()
-    r_err, w_err = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        code = 1
-        try:
-            os.dup2(w_out, 1)
-            os.dup2(w_err, 2)
-            sys.stdout = open(1, "w", closefd=False)  # pytest's capture objects are not fds 1/2
-            sys.stderr = open(2, "w", closefd=False)
-            os.setgroups([])
-            os.setgid(user.pw_gid)
-            os.setuid(user.pw_uid)
-            os.chdir(cwd)
-            os.environ.clear()
-            os.environ.update(env)
-            try:
-                main(argv)
-                code = 0
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 1
-            except BaseException:
-                import traceback
-
-                traceback.print_exc()
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
-    os.close(w_out)
-    os.close(w_err)
-    with os.fdopen(r_out) as fo, os.fdopen(r_err) as fe:
-        out, err = fo.read(), fe.read()
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), out, err
 
 
 @pytest.fixture(scope="module")
