@@ -357,7 +357,7 @@ FIELDS: dict[str, Field] = {
     "threads": _f("THREADS_PER_CORE", lambda r, c: "*"),
     "timeleft": _f("TIME_LEFT", _left, cut=False),
     "timelimit": _f("TIME_LIMIT", lambda r, c: timefmt.fmt_limit_compact(r.job.time_limit), cut=False),
-    "timeused": _f("TIME", lambda r, c: timefmt.fmt_compact(time_used(r.job, c.now)), cut=False),
+    "timeused": _f("TIME", lambda r, c: "0:00" if r.job.state == "PENDING" else timefmt.fmt_compact(time_used(r.job, c.now)), cut=False),
     "tres-alloc": _f("TRES_ALLOC", lambda r, c: _na(attr(r.job, "tres_alloc"))),
     "tres-per-job": _f("TRES_PER_JOB", lambda r, c: _na(r.job.tres_per_job)),
     "tres-per-node": _f("TRES_PER_NODE", lambda r, c: _na(r.job.tres_per_node)),

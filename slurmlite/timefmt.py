@@ -41,7 +41,6 @@ both mean the next occurrence.  Example, now = 2026-11-30 14:00 local:
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import re
 import time
@@ -155,6 +154,8 @@ def fmt_limit_fixed(minutes: int | None) -> str:
 
 
 def _relative_format(ts: float, now: float) -> str:
+    import datetime as _dt  # here only: every command imports this module, few need dates
+
     distance = (_dt.date.fromtimestamp(ts) - _dt.date.fromtimestamp(now)).days
     if distance == -1:
         return "Ystday %H:%M"

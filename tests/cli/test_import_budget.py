@@ -6,8 +6,9 @@ modules each cost a command several milliseconds, and none is needed: the
 web and ORM stacks belong to the daemons, ``dataclasses`` (with ``inspect``,
 ``ast``, ``dis``) and the wire dataclasses of ``slurmlite.protocol`` are
 replaced by views and dicts in ``cli/client.py``, ``typing`` by string
-annotations, ``socket`` by ``_socket``.  A fresh interpreter imports each
-command module and reports what got loaded.
+annotations, ``socket`` by ``_socket``; ``datetime`` is imported only where
+relative dates are printed.  A fresh interpreter imports each command module
+and reports what got loaded.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = (
-    "dataclasses", "inspect", "typing", "socket", "slurmlite.protocol", "slurmlite.config",
+    "dataclasses", "inspect", "typing", "socket", "datetime", "slurmlite.protocol", "slurmlite.config",
     "fastapi", "pydantic", "sqlalchemy", "httpx", "click", "http.client", "email",
 )  # fmt: skip
 COMMANDS = ("sbatch", "squeue", "scancel", "sacct", "sinfo", "scontrol")
