@@ -28,6 +28,7 @@ Facts from Slurm 22.05 ``src/squeue/`` (spec §8.1), in our own words.
 
 from __future__ import annotations
 
+import gc
 import os
 import pwd
 import re
@@ -344,7 +345,20 @@ def date_line(now: float) -> str:
 
 
 def show_once(q: Query, out: Any, now: float) -> int:
-    """Load, filter, sort and print once; return the exit status."""
+    """Load, filter, sort and print once; return the exit status.
+
+    The cyclic garbage collector is paused meanwhile: the tens of thousands of
+    rows and strings a big queue makes hold no cycles, and its passes over them
+    cost ~5 ms at 10,000 jobs; reference counting still frees them.
+    """
+    gc.disable()
+    try:
+        return _show_once(q, out, now)
+    finally:
+        gc.enable()
+
+
+def _show_once(q: Query, out: Any, now: float) -> int:
     columns, problems = columns_for(q)
     try:
         jobs = load_jobs(needed_fields(columns, sort_letters(q.sort), q))
