@@ -80,6 +80,8 @@ class NodeService:
         self.free_mem: dict[str, int] = {}  # MiB, as last reported
         self.reconcile = Reconciler(db)
         self._rows: list[NodeRow] | None = None
+        self._rows_gen = 0  # node writes finished so far (see rows())
+        self._rows_lock = threading.Lock()
         self.sync_config()
         # LastBusyTime: nodes known before this start count as idle since it
         self.last_busy: dict[str, float] = {
@@ -277,11 +279,22 @@ class NodeService:
     # ------------------------------------------------------------ views
 
     def rows(self) -> list[NodeRow]:
-        """Node rows, cached until this service writes a node (it is the only writer)."""
-        if self._rows is None:
+        """Node rows, cached until this service writes a node (it is the only writer).
+
+        Readers and writers run in different threads: a read that overlapped a
+        write may have seen the rows from before its commit, so it is returned
+        but not cached when a write finished meanwhile -- else that stale list
+        would stay cached (a node registered, yet shown UNKNOWN forever).
+        """
+        rows = self._rows
+        if rows is None:
+            generation = self._rows_gen
             with self.db.read() as s:
-                self._rows = list(s.scalars(select(NodeRow)))
-        return self._rows
+                rows = list(s.scalars(select(NodeRow)))
+            with self._rows_lock:
+                if self._rows_gen == generation:
+                    self._rows = rows
+        return rows
 
     @contextmanager
     def _write(self) -> Iterator[Session]:
@@ -290,7 +303,9 @@ class NodeService:
             with self.db.write() as s:
                 yield s
         finally:
-            self._rows = None
+            with self._rows_lock:
+                self._rows_gen += 1
+                self._rows = None
 
     def usage(self) -> dict[str, Usage]:
         """What running and completing jobs hold on each node (two index lookups).

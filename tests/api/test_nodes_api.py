@@ -49,3 +49,33 @@ def test_drain_needs_a_reason_and_resume_clears_it(harness):
     assert nodes(h)["n1"]["flags"] == [] and nodes(h)["n1"]["reason"] is None
     r = h.client.post("/v1/nodes/update", json={"names": ["zz9"], "state": "RESUME"})
     assert r.status_code in (400, 404) and r.json()["error"] == "Invalid node name specified"
+
+
+def test_a_node_write_that_finishes_during_a_read_is_not_hidden_by_the_cache(harness, monkeypatch):
+    """The controller caches node rows until a node write; a read running in another
+    thread while a write commits must not cache what it saw before that commit
+    (else a node that just registered would be shown UNKNOWN until the next write)."""
+    from contextlib import contextmanager
+
+    from slurmlite.protocol import NodeUpdate
+
+    nodes = harness.ctl.nodes
+    nodes.rows()  # warm, then drop the cache as a write would
+    nodes._rows = None
+    real_read = nodes.db.read
+    wrote = []
+
+    @contextmanager
+    def read_then_a_write_commits():
+        with real_read() as s:
+            yield s  # rows() selects here: it sees n1 not drained
+        if not wrote:  # ... and before rows() stores that list, a drain commits
+            wrote.append(True)
+            nodes.update(NodeUpdate(names=["n1"], state="DRAIN", reason="disk"), uid=0)
+
+    monkeypatch.setattr(nodes.db, "read", read_then_a_write_commits)
+    nodes.rows()
+    monkeypatch.setattr(nodes.db, "read", real_read)
+    assert wrote
+    [n1] = [r for r in nodes.rows() if r.name == "n1"]
+    assert n1.drain  # the drain shows at once, not after some later write
