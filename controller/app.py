@@ -50,7 +50,7 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
     async def slurm_error(_request: Request, exc: SlurmError) -> JSONResponse:
         return JSONResponse(
             status_code=http_status(exc.code),
-            content={"errno": exc.code, "error": exc.message, "detail": exc.detail},
+            content=exc.as_answer(),
         )
 
     return app

@@ -314,6 +314,10 @@ class SlurmError(Exception):
     def full(self) -> str:
         return f"{self.message}: {self.detail}" if self.detail else self.message
 
+    def as_answer(self) -> dict[str, object]:
+        """The JSON body the controller answers with (its HTTP status: ``http_status``)."""
+        return {"errno": self.code, "error": self.message, "detail": self.detail}
+
     @property
     def http_status(self) -> int:
         return http_status(self.code)

@@ -74,7 +74,6 @@ if TYPE_CHECKING:
     from slurmlite.protocol import JobSubmit
 
 _MEM_KEYS = ("mem", "mem_per_cpu", "mem_per_gpu")
-_error = sbatch_error
 
 
 class SbatchCommand:
@@ -165,7 +164,7 @@ def _via(parse: Callable[[str], object], message: str = "", code: int = 255) -> 
         try:
             return parse(value or "")
         except ValueError as exc:
-            raise _error(message or str(exc), code=code) from None
+            raise sbatch_error(message or str(exc), code=code) from None
 
     return run
 
@@ -175,13 +174,13 @@ def _exclusive(value: str | None, _opts: _Options) -> bool:
     if word in ("exclusive", "oversubscribe"):
         return word == "exclusive"
     if word in ("user", "mcs", "topo"):
-        raise _error(f"--exclusive={value} is not supported yet")
-    raise _error("Invalid --exclusive specification", code=255)
+        raise sbatch_error(f"--exclusive={value} is not supported yet")
+    raise sbatch_error("Invalid --exclusive specification", code=255)
 
 
 def _gres(value: str | None, _opts: _Options) -> str:
     if (value or "").lower() in ("help", "list"):
-        raise _error("--gres=help is not supported yet")
+        raise sbatch_error("--gres=help is not supported yet")
     return value or ""
 
 
@@ -235,10 +234,10 @@ def build_submit(
         cli.append(occ)
     args = getopt.positionals
     if args[:1] == [":"]:
-        raise _error("heterogeneous jobs (hetjob) are not supported yet")
+        raise sbatch_error("heterogeneous jobs (hetjob) are not supported yet")
     wrap = first.get("wrap")
     if wrap is not None and args:
-        raise _error("Script arguments not permitted with --wrap option")
+        raise sbatch_error("Script arguments not permitted with --wrap option")
     script = load_script(args, wrap if isinstance(wrap, str) else None, cwd, env, read_stdin)
 
     opts = _Options(cwd, verbose=first.verbose)
@@ -299,11 +298,11 @@ def _hosts(text: str, cwd: str) -> list[str]:
             with open(os.path.join(cwd, text), encoding="utf-8") as handle:
                 text = ",".join(handle.read().split())
         except OSError:
-            raise _error(f"Unable to open node list file {text}") from None
+            raise sbatch_error(f"Unable to open node list file {text}") from None
     try:
         return hostlist.expand(text)
     except ValueError:
-        raise _error("Batch job submission failed: Invalid node name specified") from None
+        raise sbatch_error("Batch job submission failed: Invalid node name specified") from None
 
 
 def _gpu_fields(opts: _Options) -> dict[str, object]:
@@ -311,7 +310,7 @@ def _gpu_fields(opts: _Options) -> dict[str, object]:
     try:
         return resources.gpu_fields(*(t if isinstance(t, str) else None for t in texts))
     except ValueError as exc:
-        raise _error(str(exc)) from None
+        raise sbatch_error(str(exc)) from None
 
 
 def _geometry(opts: _Options, cwd: str, warnings: list[str]) -> dict[str, object]:
@@ -327,7 +326,7 @@ def _geometry(opts: _Options, cwd: str, warnings: list[str]) -> dict[str, object
     if isinstance(per_node, int) and ntasks is None and (high is None or low == high):
         ntasks = (low or 1) * per_node
     if low is not None and high is not None and low > high:
-        raise _error(f"invalid number of nodes (-N {low}-{high})")
+        raise sbatch_error(f"invalid number of nodes (-N {low}-{high})")
     if isinstance(ntasks, int) and low is not None:
         if high is not None and ntasks < high:
             high = ntasks
@@ -405,15 +404,15 @@ def _finish(
     """The checks sbatch makes after the passes, then the request itself."""
     _check_memory(opts)
     if command.quiet and command.verbose:
-        raise _error("don't specify both --verbose (-v) and --quiet (-Q)")
+        raise sbatch_error("don't specify both --verbose (-v) and --quiet (-Q)")
     geometry = _geometry(opts, cwd, command.warnings)
     gpu = _gpu_fields(opts)
     if script.size > MAX_SCRIPT_BYTES:
-        raise _error(
+        raise sbatch_error(
             "Batch job submission failed: Pathname of a file, directory or other parameter too long"
         )
     if command.script_args:
-        raise _error("arguments to the batch script are not supported yet")
+        raise sbatch_error("arguments to the batch script are not supported yet")
     get = opts.get
     export = str(get("export", "ALL"))
     environment, export_warnings = resources.export_environment(export, env)

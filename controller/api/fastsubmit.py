@@ -127,8 +127,7 @@ class SubmitShortcut:
             await _answer(send, 422, {"detail": jsonable_encoder(exc.errors())})
             return
         except SlurmError as exc:
-            content = {"errno": exc.code, "error": exc.message, "detail": exc.detail}
-            await _answer(send, http_status(exc.code), content)
+            await _answer(send, http_status(exc.code), exc.as_answer())
             return
         await _answer(send, 200, {"job_id": job_id, "test_only_message": msg})
 
