@@ -360,13 +360,23 @@ def parse_env(text: str) -> dict[str, str]:
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 
 
-def env_differences(golden: str, ours: str, gnorm: Norm, onorm: Norm) -> list[str]:
+def env_differences(
+    golden: str, ours: str, gnorm: Norm, onorm: Norm, inherited: dict[str, str] | None = None
+) -> list[str]:
     """The variables Slurm sets (the golden ran under ``env -i``, so everything but the
     login variables is Slurm's) against ours: same names, same values once ids, pids,
-    ports and node names are normalised."""
+    ports and node names are normalised. ``inherited`` is the submitter's environment:
+    a variable passed through from it unchanged (CI's ``SLURMLITE_REQUIRE_PG``, say) is
+    the user's, as it would be under Slurm, not one the job step added."""
     genv, oenv = parse_env(golden), parse_env(ours)
+    passed = {k for k, v in (inherited or {}).items() if oenv.get(k) == v}
     theirs = set(genv) - CAPTURE_ENV
-    mine = {k for k in oenv if k.startswith(SLURMISH) or k in ("ENVIRONMENT", "HOSTNAME", "TMPDIR")}
+    mine = {
+        k
+        for k in oenv
+        if (k.startswith(SLURMISH) or k in ("ENVIRONMENT", "HOSTNAME", "TMPDIR"))
+        and k not in passed
+    }
     diffs = [f"missing {k}={genv[k]}" for k in sorted(theirs - set(oenv))]
     for k in sorted(mine - theirs):
         allowed = ENV_EXTRAS.get(k, "absent")

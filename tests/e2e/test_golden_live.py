@@ -126,7 +126,7 @@ def differences(name: str, story: Story) -> list[str]:
             diffs.append(f"stdout {cap.stdout!r}, golden {golden.stdout!r}")
         [(gfile, genv)] = [(h, b) for h, b in golden.sections.items() if h.startswith("file")]
         ours = (cap.cwd / f"slurm-{cap.stdout.split()[-1]}.out").read_text()
-        diffs += env_differences(genv, ours, gn, on)
+        diffs += env_differences(genv, ours, gn, on, story.cluster.env())
     if spec.kind == "exact" and cap.stderr != golden.stderr:
         diffs.append(f"stderr {cap.stderr!r}, golden {golden.stderr!r}")
     elif on.text(cap.stderr) != gn.text(golden.stderr):
@@ -204,6 +204,11 @@ def test_environments_compare_names_and_values_but_not_pids():
         "missing SLURM_NTASKS=1",
         "missing SLURM_TASK_PID=10552",
     ]
+    # passed through unchanged from the submitter: the user's, not the step's
+    assert env_differences(golden, other, g, o, {"SLURM_EXTRA": "1"}) == [
+        "SLURM_NTASKS=2, golden 1"
+    ]
+    assert env_differences(golden, other, g, o, {"SLURM_EXTRA": "2"})[0] == "extra SLURM_EXTRA=1"
 
 
 @pytest.mark.parametrize(
