@@ -259,13 +259,15 @@ def select_rows(jobs: Sequence[JobInfo], q: Query) -> list[Row]:
     return rows if q.array else combine_pending_arrays(rows, q.array_unique)
 
 
+# every Query attribute ``keep`` filters on besides the state; a filter added to
+# ``keep`` must be named here (tests/cli/test_squeue_main.py reads keep's source to check)
+KEEP_FILTERS = ("job_ids", "licenses", "accounts", "qos", "nodes", "uids")
+KEEP_FILTERS += ("reservation", "names", "partitions")
+
+
 def _only_state_filter(q: Query) -> bool:
     """True when ``keep`` would test the job's state alone (the usual ``squeue``)."""
-    return all(
-        getattr(q, name) is None
-        for name in ("job_ids", "licenses", "accounts", "qos", "nodes", "uids")
-        + ("reservation", "names", "partitions")
-    )
+    return all(getattr(q, name) is None for name in KEEP_FILTERS)
 
 
 # ---------------------------------------------------------------- the command

@@ -315,3 +315,14 @@ def test_controller_error_on_single_job(fake, capsys):
 def test_version_and_unsupported_options(fake, capsys):
     assert run(capsys, ["-V"]) == ("slurm-wlm 22.05.8\n", "", 0)
     assert run(capsys, ["--json"]) == ("", "squeue: error: --json is not supported yet\n", 1)
+
+
+def test_the_state_only_fast_path_knows_every_filter_of_keep():
+    """``select_rows`` skips ``keep`` when no filter but the state is set; a filter added
+    to ``keep`` and not to ``KEEP_FILTERS`` would silently be ignored by that path."""
+    import inspect
+    import re
+
+    used = set(re.findall(r"\bq\.(\w+)", inspect.getsource(squeue.keep)))
+    state_and_helpers = {"all_states", "states", "user_names"}
+    assert used - state_and_helpers == set(squeue.KEEP_FILTERS)
