@@ -1,11 +1,19 @@
 """The agent's HTTP API (FastAPI app factory).
 
-Open paths: ``/health`` and ``/openapi.json``.  Every other route carries a
-controller-signed credential in its body and is refused with 403 — spawning
-or signalling nothing — when the credential does not check out.
+Open paths: ``/health`` and ``/openapi.json``.  Every other route must come
+in a request the controller signed for this node (``ControllerSigned``:
+else 401, before the body is looked at) and carries a controller-signed
+credential in its body, refused with 403 — spawning or signalling nothing —
+when it does not check out or was used before (``agent.orders``).
 ``/v1/launches`` carries several launch orders, each with its own
 credential, checked one by one: a bad one is answered ``refused`` and
 spawns nothing, the good ones start.
+
+Bodies are typed: a number out of its field's range, a NUL character in
+text (``slurmlite.wire_limits``: the kernel refuses it in paths and the
+environment) or malformed JSON is a 422 naming the field, before any
+credential is looked at.  Bodies are capped (``slurmlite.bodylimit``: an
+order 16 MiB, a batch of them 64 MiB, anything else 1 MiB; 413 beyond).
 """
 
 from __future__ import annotations
@@ -14,10 +22,16 @@ import asyncio
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel, Field
 
 from agent.daemon import AgentState, OrderRefused
+from slurmlite.bodylimit import BodyLimit, MiB
+from slurmlite.credential import CredentialError
 from slurmlite.protocol import LaunchSpec, SignalSpec, from_dict
+from slurmlite.wire_limits import bounds, no_nul
+
+MAX_ORDER_BODY = 16 * MiB  # one launch: a 4 MiB script and its environment, with room
+MAX_ORDERS_BODY = 64 * MiB  # one pass's launches for this node
 
 
 class OrderAnswer(BaseModel):
@@ -29,25 +43,38 @@ class Health(BaseModel):
     node: str
 
 
+def _ranged(field: str) -> Any:
+    lo, hi = bounds(field)
+    return Annotated[int, Field(ge=lo, le=hi)]
+
+
+Text = Annotated[str, AfterValidator(no_nul)]
+JobId = _ranged("job_id")
+Count = _ranged("restarts")  # 0 .. 2**31 - 1
+UserId = _ranged("uid")
+SignalNumber = _ranged("signal")
+
+
 class LaunchBody(BaseModel):
-    credential: str
-    job_id: int
-    restarts: int
-    step_id: str
-    name: str
-    uid: int
-    gid: int
-    user: str
-    script: str
-    work_dir: str
-    environment: dict[str, str]
-    std_out: str
-    std_err: str
-    std_in: str
-    open_mode: str
-    gpus: list[int]
-    kill_wait: int
-    time_limit_s: int | None = None
+    credential: Text
+    job_id: JobId
+    restarts: Count
+    step_id: Text
+    name: Text
+    uid: UserId
+    gid: UserId
+    user: Text
+    script: Text
+    work_dir: Text
+    environment: dict[Text, Text]
+    std_out: Text
+    std_err: Text
+    std_in: Text
+    open_mode: Text
+    gpus: list[Count]
+    kill_wait: Count
+    time_limit_s: Count | None = None
+    mem_mib: Count = 0
 
 
 class LaunchBatchBody(BaseModel):
@@ -66,14 +93,24 @@ class LaunchBatchAnswer(BaseModel):
 
 
 class SignalBody(BaseModel):
-    credential: str
-    job_id: int
-    restarts: int
-    signal: int | None
-    kill_wait: int = 30
-    message: str | None = None
+    credential: Text
+    job_id: JobId
+    restarts: Count
+    signal: SignalNumber | None
+    kill_wait: Count = 30
+    message: Text | None = None
     batch_only: bool = False
     full: bool = False
+
+
+# a launched run can be signalled next (OpenAPI links: clients and schemathesis follow them)
+SIGNAL_LINK = {
+    "SignalRun": {
+        "operationId": "signal",
+        "requestBody": {"job_id": "$request.body#/job_id", "restarts": "$request.body#/restarts"},
+        "description": "Signal (or terminate) the run just launched.",
+    }
+}
 
 
 def get_state(request: Request) -> AgentState:
@@ -83,21 +120,41 @@ def get_state(request: Request) -> AgentState:
 State = Annotated[AgentState, Depends(get_state)]
 
 
+async def controller_signed(request: Request) -> None:
+    """401 unless the controller signed this request for this node (``agent.orders``)."""
+    try:
+        request.app.state.agent.check_request(
+            request.headers, request.method, request.url.path, await request.body()
+        )
+    except CredentialError as e:
+        raise HTTPException(status_code=401, detail=f"request refused: {e}") from None
+
+
+ControllerSigned = [Depends(controller_signed)]
+
+
 def create_app(state: AgentState) -> FastAPI:
     app = FastAPI(title="slurmlite slurmd", version="0.1.0", docs_url=None, redoc_url=None)
     app.state.agent = state
+    limits = {("POST", "/v1/launch"): MAX_ORDER_BODY, ("POST", "/v1/launches"): MAX_ORDERS_BODY}
+    app.add_middleware(BodyLimit, limits=limits)
 
     @app.get("/health", response_model=Health)
     async def health(st: State) -> Health:
         return Health(status="ok", node=st.name)
 
-    @app.post("/v1/launch", response_model=OrderAnswer)
+    @app.post(
+        "/v1/launch",
+        response_model=OrderAnswer,
+        dependencies=ControllerSigned,
+        openapi_extra={"responses": {"200": {"links": SIGNAL_LINK}}},
+    )
     async def launch(body: LaunchBody, st: State) -> OrderAnswer:
         data: dict[str, Any] = body.model_dump()
         _check(st, "launch", data)
         return OrderAnswer(status=await st.launch(from_dict(LaunchSpec, data)))
 
-    @app.post("/v1/launches", response_model=LaunchBatchAnswer)
+    @app.post("/v1/launches", response_model=LaunchBatchAnswer, dependencies=ControllerSigned)
     async def launches(body: LaunchBatchBody, st: State) -> LaunchBatchAnswer:
         """Several launch orders in one request, each checked against its own credential.
 
@@ -119,7 +176,12 @@ def create_app(state: AgentState) -> FastAPI:
 
         return LaunchBatchAnswer(results=list(await asyncio.gather(*map(one, body.launches))))
 
-    @app.post("/v1/signal", response_model=OrderAnswer)
+    @app.post(
+        "/v1/signal",
+        response_model=OrderAnswer,
+        dependencies=ControllerSigned,
+        operation_id="signal",
+    )
     async def signal(body: SignalBody, st: State) -> OrderAnswer:
         data = body.model_dump()
         _check(st, "signal", data)

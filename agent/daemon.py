@@ -24,10 +24,14 @@ the node's job list, requeues it or ends it NODE_FAIL).  Registrations and
 heartbeats list the jobs the agent *holds*: running ones and those whose
 completion awaits acknowledgement.
 
-Orders from the controller (launch, signal, terminate) are checked against
-their credential before anything is spawned or signalled (``verify_order``).
-A launch for a run this node already has (same job and restart count) is
-answered "already running" and spawns nothing.  Starts run on the event
+Orders from the controller (launch, signal, terminate) come in requests the
+controller signed for this node (``check_request``), each with a credential
+checked before anything is spawned or signalled (``verify_order``; both in
+``agent.orders``, with the nonces that make a replayed credential useless,
+even after a restart).  The agent holds only its node key: it can neither
+speak for another node nor accept orders meant for one.  A launch for a run
+this node already has (same job and restart count) is answered "already
+running" and spawns nothing.  Starts run on the event
 loop and overlap: spawning a wrapper takes a fraction of a millisecond, and
 the wait for its report is a pipe the loop watches (``launch``), so the 64
 orders of one request start together, not one after another.
@@ -42,7 +46,8 @@ import os
 import platform
 import shutil
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -51,16 +56,11 @@ import httpx
 from agent import machine
 from agent.completions import CompletionSpool
 from agent.gres import GpuDevice, translate_gpu_env
+from agent.isolation import Isolation
 from agent.launcher import Launcher, LaunchError, RunningJob
+from agent.orders import OrderGate, OrderRefused
 from slurmlite.config import Config, NodeConf
-from slurmlite.credential import (
-    CredentialError,
-    canonical_body,
-    controller_key,
-    node_key,
-    sign_request,
-    verify_credential,
-)
+from slurmlite.credential import node_key, sign_request
 from slurmlite.protocol import (
     JobCompletion,
     LaunchSpec,
@@ -72,10 +72,7 @@ from slurmlite.protocol import (
 
 log = logging.getLogger("slurmd")
 VERSION = "22.05.8"
-
-
-class OrderRefused(Exception):
-    """A controller order failed its credential checks (HTTP 403)."""
+__all__ = ["AgentState", "Job", "OrderRefused"]
 
 
 @dataclass
@@ -91,60 +88,47 @@ class Job:
 
 @dataclass
 class AgentState(CompletionSpool):
+    """The agent; give it ``node_key`` (or ``cluster_key``, derived once and not kept)."""
+
     cfg: Config
     name: str
-    cluster_key: bytes
     spool: Path
     gpus: list[GpuDevice]
     gpu_source: str
     node_conf: NodeConf | None
+    node_key: bytes = field(default=b"", repr=False)
+    cluster_key: InitVar[bytes | None] = None
     jobs: dict[tuple[int, int], Job] = field(default_factory=dict)
-    seen_nonces: dict[str, float] = field(default_factory=dict)
     start_time: float = field(default_factory=time.time)
     registered: asyncio.Event = field(default_factory=asyncio.Event)
     launching: set[int] = field(default_factory=set)  # job ids whose launch is under way
 
-    def __post_init__(self) -> None:
-        self.launcher = Launcher(self.spool)
-        self._node_key = node_key(self.cluster_key, self.name)
-        self._ctl_key = controller_key(self.cluster_key)
+    def __post_init__(self, cluster_key: bytes | None) -> None:
+        if cluster_key is not None and not self.node_key:
+            self.node_key = node_key(cluster_key, self.name)  # the cluster key is not kept
+        if not self.node_key:
+            raise ValueError("AgentState needs its node key")
+        self.launcher = Launcher(self.spool, Isolation.from_config(self.cfg))
         self.open_spool()
+        self.gate = OrderGate(self.name, self.node_key, self.spool)
         host = self.cfg.control_addr or self.cfg.control_host
         self.controller_url = f"http://{host}:{self.cfg.slurmctld_port}"
         self.http = httpx.AsyncClient(timeout=10.0)
 
     # ------------------------------------------------------------ orders
 
+    def check_request(
+        self, headers: Mapping[str, str], method: str, path: str, body: bytes
+    ) -> None:
+        """Raise ``CredentialError`` unless the controller signed this request for this node."""
+        self.gate.check_request(headers, method, path, body, time.time())
+
     def verify_order(self, op: str, body: dict[str, Any]) -> dict[str, Any]:
-        try:
-            claims = verify_credential(self._ctl_key, body.get("credential", ""), time.time())
-        except CredentialError as e:
-            raise OrderRefused(str(e)) from None
-        ops = {"launch": {"launch"}, "signal": {"signal", "terminate"}}[op]
-        checks = [
-            (claims.get("op") in ops, "wrong operation"),
-            (self.name in claims.get("nodes", []), f"credential is not for node {self.name}"),
-            (claims.get("job") == body.get("job_id"), "job id mismatch"),
-            (claims.get("restarts") == body.get("restarts"), "restart count mismatch"),
-            (claims.get("body") == _sha(canonical_body(body)), "request altered"),
-        ]
-        if op == "launch":
-            checks.append(
-                (
-                    claims.get("uid") == body.get("uid") and claims.get("gid") == body.get("gid"),
-                    "uid/gid mismatch",
-                )
-            )
-            checks.append(
-                (
-                    claims.get("script_sha256") == _sha(body.get("script", "").encode()),
-                    "script altered",
-                )
-            )
-        for ok, why in checks:
-            if not ok:
-                raise OrderRefused(why)
-        return claims
+        """The order's claims; ``OrderRefused`` for a bad or replayed credential."""
+        return self.gate.verify(op, body, time.time(), self._running)
+
+    def _running(self, job_id: int, restarts: int) -> bool:
+        return (job_id, restarts) in self.jobs or job_id in self.launching
 
     async def _settled(self, job_id: int) -> None:
         """Wait until no launch of ``job_id`` is under way (they take milliseconds)."""
@@ -189,7 +173,8 @@ class AgentState(CompletionSpool):
                     start_time=now,
                     end_time=now,
                     launch_failed=True,
-                    reason="JobLaunchFailure",
+                    reason=e.reason,
+                    detail=e.detail,
                 )
             )
             return "failed"
@@ -289,7 +274,7 @@ class AgentState(CompletionSpool):
 
     async def post(self, path: str, payload: dict[str, Any]) -> httpx.Response:
         body = json.dumps(payload).encode()
-        headers = sign_request(self._node_key, self.name, "POST", path, body, time.time())
+        headers = sign_request(self.node_key, self.name, "POST", path, body, time.time())
         headers["content-type"] = "application/json"
         return await self.http.post(self.controller_url + path, content=body, headers=headers)
 
@@ -363,6 +348,7 @@ class AgentState(CompletionSpool):
                 log.warning("event=heartbeat_failed node=%s error=%r", self.name, str(e))
 
     async def shutdown(self) -> None:
+        self.gate.close()
         await self.http.aclose()
 
 
@@ -393,9 +379,3 @@ async def _read_to_end(pipe: IO[bytes]) -> bytes:
         loop.remove_reader(fd)
         pipe.close()
     return b"".join(chunks)
-
-
-def _sha(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()

@@ -42,6 +42,16 @@ report), or ended unrecorded (the controller decides).  ``forget`` drops
 a run's directory (parked for reuse, or removed) once its completion is
 acknowledged, so a completion is sent until acknowledged and never after.
 
+As whom and where (``agent.confine``)
+------------------------------------
+The wrapper runs as the job's user with the groups ``initgroups`` gives,
+and the login variables the environment lacks come from the password entry
+(``agent.identity``); a uid without an entry on this node fails the launch
+("User not found on host") before anything is spawned.  Where the node has
+cgroups (``agent.isolation``), the job is born in its own cgroup with its
+memory limit (``agent.cgroups``): the wrapper waits on its stdin until the
+agent has moved it in, forks the job, and is moved out again in ``settle``.
+
 Seam: the agent codes against :class:`Supervisor` (``start``/``adopt``).
 """
 
@@ -59,6 +69,17 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.cgroups import CgroupTree, JobCgroup
+from agent.confine import (
+    LAUNCH_FAILED_REASON,
+    LAUNCH_FAILED_STATUS,
+    LaunchError,
+    credentials,
+    enter_cgroup,
+    make_cgroup,
+)
+from agent.identity import JobUser, fill_login_env
+from agent.isolation import Isolation, open_tree
 from agent.rundirs import RunDirs, fresh_file, gate_fifo
 from agent.running import RunningJob, load_meta
 from agent.wrapper import (
@@ -74,6 +95,7 @@ from slurmlite.filepattern import resolve_output
 from slurmlite.protocol import LaunchSpec
 
 __all__ = [
+    "LAUNCH_FAILED_REASON",
     "LAUNCH_FAILED_STATUS",
     "ExitRecord",
     "LaunchError",
@@ -95,16 +117,6 @@ log = logging.getLogger(__name__)
 # slow part of a start (waiting for the wrapper's report) runs unlocked, and
 # several starts overlap there.
 _EXEC_LOCK = threading.Lock()
-
-LAUNCH_FAILED_STATUS = 53  # raw wait status Slurm 22.05 records (sacct "0:53")
-LAUNCH_FAILED_REASON = "JobLaunchFailure"
-
-
-class LaunchError(Exception):
-    """The job could not be started; report it as ``exit_status``/``reason``."""
-
-    exit_status = LAUNCH_FAILED_STATUS
-    reason = LAUNCH_FAILED_REASON
 
 
 def kill_message(job_id: int, node: str, when: str, due: str | None = "TIME LIMIT") -> str:
@@ -136,6 +148,8 @@ class Spawn:
     job_dir: Path
     proc: subprocess.Popen[bytes]
     std_err: str  # where the job's stderr goes (the kill message is appended there)
+    user: JobUser | None = None  # None: the agent's own user
+    cgroup: JobCgroup | None = None
 
 
 class Supervisor(ABC):
@@ -153,7 +167,7 @@ class Supervisor(ABC):
 class Launcher(Supervisor):
     """Runs batch scripts under per-job shell wrappers that outlive the agent."""
 
-    def __init__(self, spool_dir: Path) -> None:
+    def __init__(self, spool_dir: Path, isolation: Isolation | None = None) -> None:
         self.spool_dir = Path(spool_dir)
         self.spool_dir.mkdir(mode=0o755, parents=True, exist_ok=True)
         mode = self.spool_dir.stat().st_mode
@@ -161,6 +175,11 @@ class Launcher(Supervisor):
             # job users must be able to pass through the spool to their script
             os.chmod(self.spool_dir, stat.S_IMODE(mode) | 0o011)
         self.rundirs = RunDirs(self.spool_dir)
+        self.cgroups: CgroupTree | None = open_tree(isolation or Isolation(), self.spool_dir)
+        if self.cgroups is not None:
+            # cgroups of runs this spool no longer knows: their processes must not live on
+            live = {(j, r) for j in self.job_ids() if (r := self.run_of(j)) is not None}
+            self.cgroups.sweep(live)
 
     def job_dir(self, job_id: int) -> Path:
         return self.spool_dir / f"job{job_id}"
@@ -179,7 +198,7 @@ class Launcher(Supervisor):
         The caller reads ``proc.stderr`` to the end (blocking, or from an
         event loop) and hands what it said to ``settle``.
         """
-        creds = self._credentials(spec)
+        creds, user = credentials(spec)
         job_dir = self.job_dir(spec.job_id)
         owner = (spec.uid, spec.gid) if creds else None
         uid = spec.uid if owner else os.geteuid()  # who the run's files will belong to
@@ -197,8 +216,15 @@ class Launcher(Supervisor):
         mode = "append" if spec.open_mode == "append" else "truncate"
         env = dict(spec.environment)
         env.pop("SLURM_TASK_PID", None)  # the job sets the real one
+        if user is not None:
+            fill_login_env(env, user)
         argv = ["/bin/sh", "-c", WRAPPER, "slurmlite-wrapper"]
         argv += [inp or "/dev/null", out, err, mode, spec.work_dir, str(job_dir)]
+        try:
+            cgroup = make_cgroup(self.cgroups, spec)
+        except LaunchError:
+            write_status(job_dir, LAUNCH_FAILED_STATUS, spec.restarts, LAUNCH_FAILED_REASON)
+            raise
         try:
             c_locale = "LC_ALL" not in env and locale_drop_works()
             if c_locale:
@@ -210,15 +236,21 @@ class Launcher(Supervisor):
                     cwd="/",
                     env=env,
                     start_new_session=True,
-                    stdin=subprocess.DEVNULL,
+                    stdin=subprocess.PIPE if cgroup is not None else subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,
                     **creds,  # type: ignore[arg-type]
                 )
         except (OSError, ValueError) as exc:
-            write_status(job_dir, LAUNCH_FAILED_STATUS, spec.restarts, LAUNCH_FAILED_REASON)
+            self._failed(job_dir, spec, cgroup)
             raise LaunchError(f"job {spec.job_id}: cannot spawn batch script: {exc}") from exc
-        return Spawn(spec, job_dir, proc, err or out)
+        if cgroup is not None:
+            try:
+                enter_cgroup(proc, cgroup, spec.job_id)
+            except LaunchError:
+                self._failed(job_dir, spec, cgroup)
+                raise
+        return Spawn(spec, job_dir, proc, err or out, user, cgroup)
 
     def settle(self, spawn: Spawn, said: bytes) -> RunningJob:
         """Steps 3-4: the wrapper said the job's pid (it runs) or why it could not start."""
@@ -236,10 +268,15 @@ class Launcher(Supervisor):
             proc.wait()
             with contextlib.suppress(OSError):
                 os.unlink(job_dir / "gate")  # a failed run's directory is not reused
-            write_status(job_dir, LAUNCH_FAILED_STATUS, spec.restarts, LAUNCH_FAILED_REASON)
+            self._failed(job_dir, spec, spawn.cgroup)
             detail = _explain(complaint) if complaint else "the wrapper ended early"
             log.warning("event=launch_failed job=%s detail=%r", spec.job_id, detail)
             raise LaunchError(f"job {spec.job_id}: launch failed: {detail}")
+        if spawn.cgroup is not None and self.cgroups is not None:
+            try:
+                self.cgroups.park_wrapper(proc.pid)  # killing the job must spare its wrapper
+            except OSError as exc:
+                log.warning("event=wrapper_not_parked job=%s error=%r", spec.job_id, str(exc))
         job = RunningJob(
             spec.job_id,
             spec.restarts,
@@ -249,6 +286,10 @@ class Launcher(Supervisor):
             spec.uid,
             wrapper_pid=proc.pid,
             wrapper=proc,
+            gid=spec.gid,
+            groups=list(spawn.user.groups) if spawn.user else None,
+            cgroup=spawn.cgroup,
+            node=spec.environment.get("SLURMD_NODENAME", ""),
         )
         job.record()
         log.debug(
@@ -260,29 +301,10 @@ class Launcher(Supervisor):
         )
         return job
 
-    def _credentials(self, spec: LaunchSpec) -> dict[str, object]:
-        """Popen arguments that switch to the job's user ({} = stay as we are).
-
-        No switch when the agent already is exactly that user (same uid, gid
-        and groups): the result is the same, and without one ``subprocess``
-        can use ``vfork``, about 1.7 ms of agent CPU less per start.
-        """
-        me = os.geteuid()
-        if me != 0:
-            if spec.uid != me:
-                raise LaunchError(
-                    f"job {spec.job_id}: agent runs as uid {me} and cannot start a job "
-                    f"for uid {spec.uid}; run slurmd as root to serve several users"
-                )
-            return {}
-        try:
-            groups = os.getgrouplist(spec.user, spec.gid)
-        except OSError:
-            groups = [spec.gid]
-        gid = os.getegid()
-        if spec.uid == me and spec.gid == gid and {*groups, gid} == {*os.getgroups(), gid}:
-            return {}
-        return {"user": spec.uid, "group": spec.gid, "extra_groups": groups}
+    def _failed(self, job_dir: Path, spec: LaunchSpec, cgroup: JobCgroup | None) -> None:
+        write_status(job_dir, LAUNCH_FAILED_STATUS, spec.restarts, LAUNCH_FAILED_REASON)
+        if cgroup is not None:
+            cgroup.retire()
 
     def _write_script(
         self, job_dir: Path, spec: LaunchSpec, owner: tuple[int, int] | None, uid: int
@@ -325,7 +347,7 @@ class Launcher(Supervisor):
         job_dir = self.job_dir(job_id)
         if not job_dir.is_dir() or self.run_of(job_id) is None:
             return None
-        return RunningJob.adopted(job_id, job_dir)
+        return RunningJob.adopted(job_id, job_dir, self.cgroups)
 
     def forget(self, job_id: int, restarts: int) -> bool:
         """Drop the run's directory (its completion was acknowledged): parked for
@@ -335,6 +357,11 @@ class Launcher(Supervisor):
         if self.run_of(job_id) != restarts:
             return False
         job_dir = self.job_dir(job_id)
+        if self.cgroups is not None:  # normally gone when the run ended; a busy one is retried
+            self.cgroups.retry()
+            path = self.cgroups.job_path(job_id, restarts)
+            if path.is_dir():
+                JobCgroup(path, self.cgroups.version, self.cgroups).retire()
         if not self.rundirs.park(job_dir):
             shutil.rmtree(job_dir, ignore_errors=True)
         return True

@@ -4,6 +4,11 @@
 
 Without ``-D`` it detaches like Slurm's slurmd and logs to ``SlurmdLogFile``.
 Several agents may run on one host when their nodes have distinct ``Port=``.
+
+Its one secret is its node key: read from ``SlurmliteNodeKeyFile`` (``%n``
+= the node name; written by ``slurmlite keys node``), or, where that is not
+set (a single-host cluster), derived from ``SlurmliteKeyFile`` at start and
+the cluster key dropped.  Either file must be mode 0600.
 """
 
 from __future__ import annotations
@@ -17,8 +22,8 @@ from pathlib import Path
 
 import click
 
-from slurmlite.config import ConfigError, load_config
-from slurmlite.credential import CredentialError, load_key
+from slurmlite.config import Config, ConfigError, load_config
+from slurmlite.credential import CredentialError, load_key, load_node_key, node_key
 from slurmlite.daemonize import detach, remove_pid, write_pid
 
 
@@ -65,7 +70,7 @@ def main(
     except KeyError:
         nc = None
     try:
-        key = load_key(cfg.key_file)
+        key, key_source = node_key_of(cfg, name)
     except CredentialError as e:
         click.echo(f"slurmd: error: {e}", err=True)
         sys.exit(1)
@@ -80,10 +85,19 @@ def main(
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)
     write_pid(pid_file)
+    logging.getLogger("slurmd").info("event=node_key node=%s source=%s", name, key_source)
     try:
         asyncio.run(_serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset))
     finally:
         remove_pid(pid_file)
+
+
+def node_key_of(cfg: Config, name: str) -> tuple[bytes, str]:
+    """Node ``name``'s key and the file it came from; ``CredentialError`` if unusable."""
+    if cfg.node_key_file:
+        path = cfg.expand_node_path(cfg.node_key_file, name)
+        return load_node_key(path, name), path
+    return node_key(load_key(cfg.key_file), name), cfg.key_file + " (cluster key)"
 
 
 async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset) -> None:  # type: ignore[no-untyped-def]
@@ -103,7 +117,7 @@ async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset) -> None:  #
     state = AgentState(
         cfg=cfg,
         name=name,
-        cluster_key=key,
+        node_key=key,
         spool=spool,
         gpus=devices,
         gpu_source=source,

@@ -17,10 +17,17 @@ pidfds.  Either way the end is seen in three steps:
    recorded (the wrapper was killed, the node rebooted).
 
 ``terminate`` appends a message to the job's stderr, sends SIGCONT+SIGTERM
-to the job's process group, waits ``kill_wait`` s for it to empty, then
-SIGKILL.  The wrapper is in another session and never gets these.
-Processes that leave the group (``setsid``, daemons) escape: confining them
-needs cgroups.
+to the job's processes, waits ``kill_wait`` s for them to end, then
+SIGKILL.  The wrapper is in another session (and cgroup) and never gets
+these.  "The job's processes" are its cgroup when it has one
+(``agent.cgroups``): nothing escapes, not even ``setsid`` or a double fork;
+without one, its process group, which such processes leave.
+
+With a cgroup, the end of a run also (step 3) reads the cgroup's OOM count:
+a run in which the kernel killed a process for want of memory is recorded
+as raw status ``SIG_OOM`` (253; the controller ends the job OUT_OF_MEMORY,
+as Slurm does), with Slurm's notice in the job's stderr; then whatever is
+left in the cgroup is killed and the cgroup removed.
 """
 
 from __future__ import annotations
@@ -30,24 +37,25 @@ import json
 import logging
 import os
 import select
-import signal as _signal
-import stat
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agent.procfs import group_has_live_members, is_live, pidfd, stat_of, zombie_status
-from agent.wrapper import decode_rc, read_status
+from agent.cgroups import SIG_OOM, CgroupTree, JobCgroup
+from agent.killing import JobSignals
+from agent.procfs import is_live, pidfd, stat_of, zombie_status
+from agent.wrapper import decode_rc, read_status, write_status
 
-__all__ = ["RunningJob"]
+__all__ = ["OOM_REASON", "RunningJob"]
 
 log = logging.getLogger(__name__)
 
+OOM_REASON = "OutOfMemory"  # the status record's reason once an OOM kill was seen
 
-class RunningJob:
+
+class RunningJob(JobSignals):
     """Handle on one run; ``done`` once its wrapper is gone and ``status`` read."""
 
     _POLL_S = 0.05
@@ -66,6 +74,10 @@ class RunningJob:
         start_ticks: int | None = None,
         wrapper_ticks: int | None = None,
         started: float | None = None,
+        gid: int | None = None,
+        groups: list[int] | None = None,
+        cgroup: JobCgroup | None = None,
+        node: str = "",
     ) -> None:
         self.job_id = job_id
         self.restarts = restarts
@@ -74,6 +86,10 @@ class RunningJob:
         self.job_dir = job_dir
         self.std_err = std_err
         self.uid = uid
+        self.gid = gid
+        self.groups = groups
+        self.cgroup = cgroup
+        self.node = node
         self.wrapper_pid = wrapper_pid
         self.started = started if started is not None else time.time()
         self.ended: float | None = None
@@ -109,6 +125,10 @@ class RunningJob:
             "restarts": self.restarts,
             "std_err": self.std_err,
             "uid": self.uid,
+            "gid": self.gid,
+            "groups": self.groups,
+            "cgroup": str(self.cgroup.path) if self.cgroup else None,
+            "node": self.node,
             "started": self.started,
         }
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -116,12 +136,17 @@ class RunningJob:
             f.write(json.dumps(meta).encode())
 
     @classmethod
-    def adopted(cls, job_id: int, job_dir: Path) -> RunningJob:
+    def adopted(cls, job_id: int, job_dir: Path, tree: CgroupTree | None = None) -> RunningJob:
         """Rebuild from ``launch.json`` + ``status`` left by an earlier agent.
 
         Running (job or wrapper alive: watched), finished (``status`` read), or
-        finished unrecorded (``done`` with ``status`` None)."""
+        finished unrecorded (``done`` with ``status`` None).  The run's cgroup
+        is found again in ``tree`` (our own cgroups only)."""
         meta = load_meta(job_dir)
+        cgroup = tree.adopt(meta.get("cgroup")) if tree is not None else None
+        wrapper_pid = int(meta.get("wrapper_pid", 0))
+        if cgroup is not None and wrapper_pid in cgroup.pids() and tree is not None:
+            tree.park_wrapper(wrapper_pid)  # the earlier agent died before moving it out
         record = read_status(job_dir)
         restarts = int(meta.get("restarts", record.restarts if record else 0))
         job = cls(
@@ -131,10 +156,14 @@ class RunningJob:
             job_dir,
             meta.get("std_err"),
             int(meta.get("uid", os.geteuid())),
-            wrapper_pid=int(meta.get("wrapper_pid", 0)),
+            wrapper_pid=wrapper_pid,
             start_ticks=meta.get("start"),
             wrapper_ticks=meta.get("wrapper_start"),
             started=meta.get("started"),
+            gid=meta.get("gid"),
+            groups=meta.get("groups"),
+            cgroup=cgroup,
+            node=str(meta.get("node") or ""),
         )
         if not job._wrapper_live() and not job._job_live():
             job._finish()
@@ -186,7 +215,23 @@ class RunningJob:
             log.warning(
                 "job=%s restarts=%s ended without a status record", self.job_id, self.restarts
             )
+        if self.cgroup is not None:
+            kills = self.cgroup.oom_kills()
+            if ok and record and record.reason != OOM_REASON and kills:
+                self._out_of_memory(kills)
+            self.cgroup.retire()  # what the script left running ends with it
         self.done = True
+
+    def _out_of_memory(self, kills: int) -> None:
+        """Record the run as ended by the OOM killer (written first: survives a crash)."""
+        self.status = SIG_OOM
+        write_status(self.job_dir, SIG_OOM, self.restarts, OOM_REASON)
+        where = f"slurmstepd-{self.node}" if self.node else "slurmstepd"
+        self.write_stderr(
+            f"{where}: error: Detected {kills} oom-kill event(s) in StepId={self.job_id}.batch. "
+            "Some of your processes may have been killed by the cgroup out-of-memory handler."
+        )
+        log.info("event=oom_kill job=%s kills=%s", self.job_id, kills)
 
     def _close_fds(self) -> None:
         """Close the pidfds (after the waiters are done with them)."""
@@ -251,96 +296,6 @@ class RunningJob:
                 loop.remove_reader(fd)
         self._close_fds()
         return self.status
-
-    # ------------------------------------------------------------ signals
-
-    def signal(self, sig: int, batch_only: bool = False) -> bool:
-        """``sig`` to the job's process group, or to the batch shell only.
-
-        False: nobody was left to receive it."""
-        try:
-            if batch_only and self.pid > 0 and not self.poll() and self._job_live():
-                os.kill(self.pid, sig)
-            elif not batch_only and not self._group_gone:
-                os.killpg(self.pgid, sig)
-            else:
-                return False
-        except ProcessLookupError:
-            return False
-        return True
-
-    def group_alive(self) -> bool:
-        """Does any process of the job's group still run?"""
-        self.poll()
-        if not self._group_gone and not group_has_live_members(self.pgid):
-            self._group_gone = True
-        return not self._group_gone
-
-    def terminate(
-        self, kill_wait: float, message: str | None = None, unkillable_wait: float = 5.0
-    ) -> bool:
-        """Message, SIGCONT+SIGTERM, ``kill_wait`` s grace, SIGKILL.
-
-        True when every process of the group is gone afterwards (False: some
-        survived SIGKILL for ``unkillable_wait`` s, e.g. stuck in the kernel).
-        """
-        steps = self._terminate_steps(kill_wait, message, unkillable_wait)
-        while (pause := next(steps)) is not None:
-            time.sleep(pause)
-        return self._group_gone
-
-    async def terminate_async(
-        self, kill_wait: float, message: str | None = None, unkillable_wait: float = 5.0
-    ) -> bool:
-        steps = self._terminate_steps(kill_wait, message, unkillable_wait)
-        while (pause := next(steps)) is not None:
-            await asyncio.sleep(pause)
-        return self._group_gone
-
-    def _terminate_steps(
-        self, kill_wait: float, message: str | None, unkillable_wait: float
-    ) -> Iterator[float | None]:
-        """The kill sequence: yields pauses between checks, then ``None``."""
-        if message:
-            self.write_stderr(message)
-        self.signal(_signal.SIGCONT)
-        self.signal(_signal.SIGTERM)
-        for grace, sig in ((kill_wait, _signal.SIGKILL), (unkillable_wait, None)):
-            deadline = time.monotonic() + grace
-            while self.group_alive() and time.monotonic() < deadline:
-                yield self._POLL_S
-            if not self.group_alive():
-                break
-            if sig is not None:
-                log.info("job=%s alive after KillWait=%ss: SIGKILL", self.job_id, grace)
-                self.signal(sig)
-        else:
-            log.warning("job=%s processes survive SIGKILL; drain the node", self.job_id)
-        yield None
-
-    def write_stderr(self, line: str) -> bool:
-        """Append ``line`` to the job's stderr file, safely even as root.
-
-        The file must already exist, be a regular file (no symlink followed)
-        and, when the agent is root, belong to the job's user.
-        """
-        if not self.std_err:
-            return False
-        flags = os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-        try:
-            fd = os.open(self.std_err, flags)
-        except OSError as exc:
-            log.warning("job=%s cannot append to %s: %s", self.job_id, self.std_err, exc)
-            return False
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or (os.geteuid() == 0 and info.st_uid != self.uid):
-                log.warning("job=%s not the job's own file=%s", self.job_id, self.std_err)
-                return False
-            os.write(fd, (line.rstrip("\n") + "\n").encode())
-            return True
-        finally:
-            os.close(fd)
 
 
 def load_meta(job_dir: Path) -> dict[str, Any]:

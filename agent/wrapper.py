@@ -68,6 +68,13 @@ Worked example: ``exit 3`` -> zombie field 52 = 768, ``wait`` gives 3;
 ``kill -9 $$`` -> field 52 = 9, ``$?`` = 137 = 128 + 9 -> ``status=9``.
 A fallback ``rc=137`` is read as signal 9 (``decode_rc``).
 
+Starting in the job's cgroup: the wrapper's first act is to read its
+stdin to the end.  Without cgroups that is ``/dev/null`` (no wait); with
+them it is a pipe the agent closes only after moving the wrapper into the
+job's cgroup (``agent.cgroups``), so the job, forked next, is born there and
+none of its processes can ever be outside it.  Once the job runs, the agent
+moves the wrapper out again: killing the job's cgroup spares its wrapper.
+
 Files in ``<spool>/job<ID>/`` (directory agent-owned, 0711): ``script``,
 ``launch.json`` (agent), ``gate`` and ``status`` (created empty by the agent,
 owned by the job's user so the wrapper may use them; a user can only lie
@@ -100,8 +107,13 @@ PID_MARK = "slurmlite-job-pid="
 # $6 job dir, $7 restart count, $8... the job's command.  Runs as the job's
 # user; fd 2 is the agent's pipe until redirected.  "command" keeps a failed
 # redirection of a special builtin from ending the shell before it says why.
+# The first "read" waits until the agent closes the wrapper's stdin (at once
+# for /dev/null): with cgroups, the agent first moves the wrapper into the
+# job's cgroup, so the job is born there.  Every value arrives as an argument
+# or in the environment; none is ever part of the script's text.
 WRAPPER = r"""
 set -f
+read -r _
 fail() { printf 'cannot open %s file %s\n' "$1" "$2" >&2; exit 1; }
 dir=$6 restarts=$7 raw=
 zombie() {

@@ -17,9 +17,14 @@ throughput     1,000 ``true`` jobs, 2 x 64 CPUs             >= 200/s    1.7-23/s
 api            submissions, 16 keep-alive connections       >= 2,000/s  ~290/s
 =============  ===========================================  ==========  ===========
 
-No real Slurm is installed on the machines this runs on, so the Slurm column
-is what the issue quotes for real Slurm 22.05 on this kind of machine, not a
-measurement of this run.  Timings are wall clock (``time.perf_counter``);
-command times run the installed console scripts as a user would, one fresh
-process each, and report the median and the 90th percentile.
+When real Slurm is installed (Debian 12: ``apt-get install slurmctld slurmd
+slurm-client``, with ``munge``), each benchmark also starts a throwaway
+single-host Slurm on loopback (``bench.realslurm``) after its own cluster
+is down, measures the same thing there, and prints that figure and the ratio
+slurmlite / Slurm; otherwise (or with ``--no-slurm``, or ``--quick`` without
+``--slurm``) the Slurm column is what the issue quotes for real Slurm 22.05
+on this kind of machine, not a measurement of this run.  Timings are wall
+clock (``time.perf_counter``); command times run the installed console
+scripts (or real Slurm's programs) as a user would, one fresh process each,
+and report the median and the 90th percentile.
 """

@@ -22,6 +22,13 @@ Benchmarks:
   each squeue figure: the median of the same listing as one request
   (``get_job_rows`` with squeue's default fields, answer parsed) on a
   kept-alive connection: the controller's share of the command's time.
+
+When real Slurm is installed (``bench.realslurm``), each benchmark then
+starts a throwaway one and times the same commands, the real ``squeue`` and
+``sbatch`` programs, the same way (its queue filled by 16 concurrent
+``sbatch --hold`` processes: it has no submission API), and prints them
+beside slurmlite's with the ratio.  ``sacct`` is not: real ``sacct`` needs
+slurmdbd and MariaDB, so its row keeps the issue's reference.
 """
 
 from __future__ import annotations
@@ -30,8 +37,8 @@ import subprocess
 import time
 from collections.abc import Callable
 
+from bench import realslurm
 from bench.common import (
-    BIN,
     BenchCluster,
     Figure,
     bench_cluster,
@@ -42,18 +49,19 @@ from bench.common import (
     wait_for,
 )
 
+Target = BenchCluster | realslurm.RealSlurm  # where a command runs: slurmlite or real Slurm
 HOW = "median of {n} runs of the console script (fresh process, subprocess, wall clock)"
 REF = "reference: Slurm 22.05 measured {} on this kind of machine"
 
 
 def time_command(
-    cluster: BenchCluster,
+    cluster: Target,
     argv: list[str],
     runs: int,
     check: Callable[[str], bool] = lambda out: True,
 ) -> list[float]:
     """Milliseconds of ``runs`` whole-process runs of ``argv``, after one warm-up run."""
-    exe = [str(BIN / argv[0]), *argv[1:]]
+    exe = [cluster.command(argv[0]), *argv[1:]]
     times: list[float] = []
     for i in range(runs + 1):
         started = time.perf_counter()
@@ -93,6 +101,16 @@ def command_figure(
     )
 
 
+def same_run(figure: Figure, times: list[float]) -> None:
+    """Attach real Slurm's timings of the same command to ``figure``."""
+    figure.slurm = median(times)
+    figure.slurm_detail = f"p90 {fmt(p90(times))} ms"
+
+
+def submitted(out: str) -> bool:
+    return out.startswith("Submitted batch job ")
+
+
 def startup(quick: bool, log: Callable[[str], None]) -> list[Figure]:
     runs = 3 if quick else 20
     figures: list[Figure] = []
@@ -101,22 +119,17 @@ def startup(quick: bool, log: Callable[[str], None]) -> list[Figure]:
         figures.append(
             command_figure("squeue-empty", "squeue, empty queue", times, 50, REF.format("4 ms"))
         )
-        log(figures[-1].describe())
-
         ids: list[int] = []
 
-        def submitted(out: str) -> bool:
-            ok = out.startswith("Submitted batch job ")
-            if ok:
+        def note_id(out: str) -> bool:
+            if submitted(out):
                 ids.append(int(out.split()[-1]))
-            return ok
+            return submitted(out)
 
-        times = time_command(cl, ["sbatch", "--wrap", "true"], runs, check=submitted)
+        times = time_command(cl, ["sbatch", "--wrap", "true"], runs, check=note_id)
         figures.append(
             command_figure("sbatch", "sbatch --wrap true", times, 50, REF.format("4 ms"))
         )
-        log(figures[-1].describe())
-
         first = ids[0]
         client = cl.client()
         try:
@@ -143,7 +156,14 @@ def startup(quick: bool, log: Callable[[str], None]) -> list[Figure]:
                 REF.format("92 ms (through slurmdbd and MariaDB)"),
             )
         )
-        log(figures[-1].describe())
+    with realslurm.session(log) as rs:
+        if rs is not None:
+            times = time_command(rs, ["squeue"], runs, check=lambda out: len(out.splitlines()) == 1)
+            same_run(figures[0], times)
+            same_run(figures[1], time_command(rs, ["sbatch", "--wrap", "true"], runs, submitted))
+            log("  (sacct -j ID not run on real Slurm: it needs slurmdbd and MariaDB)")
+    for figure in figures:
+        log(figure.describe())
     return figures
 
 
@@ -179,7 +199,22 @@ def queue(quick: bool, log: Callable[[str], None]) -> list[Figure]:
             answer = listing_times(cl, count, runs)
             figure.detail += f"; the listing request alone {fmt(median(answer))} ms"
             figures.append(figure)
-            log(figures[-1].describe())
+    with realslurm.session(log, max_jobs=2 * counts[-1] + 1000) as rs:
+        if rs is not None:
+            have = 0
+            for count, figure in zip(counts, figures, strict=True):
+                ids, secs = realslurm.burst(rs, ["--hold", "--wrap", "true"], count - have)
+                log(
+                    f"  (real Slurm: filled the queue from {have:,} to {count:,} held jobs in "
+                    f"{secs:.1f} s: {len(ids) / secs:,.0f} sbatch/s from 16 at once)"
+                )
+                have = count
+                times = time_command(
+                    rs, ["squeue"], runs, check=lambda out, n=count: len(out.splitlines()) == n + 1
+                )
+                same_run(figure, times)
+    for figure in figures:
+        log(figure.describe())
     return figures
 
 

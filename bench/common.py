@@ -7,6 +7,10 @@ in the figure's direction (times: lower is better; rates: higher)::
 
     Figure("sbatch", "sbatch --wrap true", 41.0, "ms", target=50, ...).met  -> True
 
+When real Slurm was measured in the same run, ``slurm`` holds its value and
+``ratio`` is slurmlite / Slurm: 41 ms against Slurm's 8.2 ms is 5.0, which
+for a time means slurmlite is 5x slower, for a rate 5x faster.
+
 :class:`BenchCluster` is ``slurmlite cluster up --dir <tmpdir>`` through
 ``cli.localcluster`` with node names of its own (``bnode[1-2]``), so a
 benchmark never meets a test cluster; leaving the ``with`` block always runs
@@ -58,15 +62,44 @@ class Figure:
     higher_is_better: bool = False
     detail: str = ""  # p90, counts, ...
     stat: str = ""  # "median" for repeated timings
+    slurm: float | None = None  # the same figure measured on real Slurm in this run
+    slurm_detail: str = ""  # its p90, counts, ...
 
     def describe(self) -> str:
-        """Two lines: the figure beside its target and reference, then how it was measured."""
+        """Two lines: the figure beside its target and Slurm's, then how it was measured."""
         stat = f"{self.stat} " if self.stat else ""
         detail = f" ({self.detail})" if self.detail else ""
+        same_run = ""
+        if self.slurm is not None:
+            extra = f" ({self.slurm_detail})" if self.slurm_detail else ""
+            same_run = (
+                f"Slurm (same run): {stat}{fmt(self.slurm)} {self.unit}{extra}; "
+                f"{self.ratio_text} | "
+            )
         return (
             f"{self.label}: {stat}{self.value_text}{detail} | target {self.target_text} | "
-            f"{self.reference}\n  how: {self.how}"
+            f"{same_run}{self.reference}\n  how: {self.how}"
         )
+
+    @property
+    def ratio(self) -> float | None:
+        """slurmlite / Slurm, both measured in this run (None when Slurm was not)."""
+        return self.value / self.slurm if self.slurm else None
+
+    @property
+    def ratio_text(self) -> str:
+        """``slurmlite/Slurm 9.6 (slurmlite 9.6x slower)``; for rates, above 1 is faster."""
+        r = self.ratio
+        if r is None:
+            return ""
+        ahead = r >= 1 if self.higher_is_better else r <= 1
+        times = r if r >= 1 else 1 / r
+        return f"slurmlite/Slurm {r:.3g} (slurmlite {times:.3g}x {'faster' if ahead else 'slower'})"
+
+    @property
+    def slurm_text(self) -> str:
+        """The summary table's Slurm cell when Slurm was measured: ``measured 4.1 ms (9.6)``."""
+        return f"measured {fmt(self.slurm or 0)} {self.unit} ({self.ratio:.3g})"
 
     @property
     def met(self) -> str:
@@ -124,6 +157,10 @@ class BenchCluster:
     conf: Path
     work: Path
     env: dict[str, str] = field(default_factory=dict)
+
+    def command(self, name: str) -> str:
+        """The console script a user would run: ``<venv>/bin/<name>``."""
+        return str(BIN / name)
 
     def client(self) -> ControllerClient:
         return ControllerClient.from_env("bench", str(self.conf))

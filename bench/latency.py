@@ -18,7 +18,10 @@ alone (the median of those times), the rest being the controller and agent.
 
 Real Slurm 22.05 needs 1.8 s here because its main scheduler starts batch
 jobs on a 3-second tick; slurmlite schedules as soon as a submission is
-committed.
+committed.  When real Slurm is installed (``bench.realslurm``), the same
+jobs then run the same way on a throwaway one (the real ``sbatch``; a job
+counts as finished when ``squeue`` no longer lists it), and its median is
+printed beside slurmlite's with the ratio.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.common import BIN, BenchCluster, Figure, bench_cluster, fmt, median, p90, wait_for
+from bench import realslurm
+from bench.common import BenchCluster, Figure, bench_cluster, fmt, median, p90, wait_for
 from slurmlite.states import is_finished
 
 SCRIPT = '#!/bin/bash\necho $EPOCHREALTIME > "$SLURM_SUBMIT_DIR/stamp-$SLURM_JOB_ID"\n'
@@ -45,11 +49,11 @@ def _stamp(path: Path) -> float | None:
         return None  # caught while the shell was writing it
 
 
-def one_job(cl: BenchCluster, script: Path) -> tuple[float, float, int]:
+def one_job(cl: BenchCluster | realslurm.RealSlurm, script: Path) -> tuple[float, float, int]:
     """(ms from launching sbatch to the job's first line, ms the sbatch process took, job id)."""
     started = time.time()
     r = subprocess.run(
-        [str(BIN / "sbatch"), "--parsable", "-o", "/dev/null", str(script)],
+        [cl.command("sbatch"), "--parsable", "-o", "/dev/null", str(script)],
         cwd=cl.work,
         env=cl.env,
         capture_output=True,
@@ -60,7 +64,7 @@ def one_job(cl: BenchCluster, script: Path) -> tuple[float, float, int]:
     if r.returncode != 0:
         raise RuntimeError(f"sbatch failed (exit {r.returncode}): {r.stderr.strip()}")
     sbatch_ms = (time.time() - started) * 1000
-    job_id = int(r.stdout.strip())
+    job_id = int(r.stdout.strip().split(";")[0])
     stamp = cl.work / f"stamp-{job_id}"
     wait_for(lambda: _stamp(stamp) is not None, 30, f"job {job_id}'s first line", every=0.001)
     ran = _stamp(stamp)
@@ -68,31 +72,36 @@ def one_job(cl: BenchCluster, script: Path) -> tuple[float, float, int]:
     return (ran - started) * 1000, sbatch_ms, job_id
 
 
+def run_jobs(
+    cl: BenchCluster | realslurm.RealSlurm, jobs: int, done: Callable[[int], bool]
+) -> tuple[list[float], list[float]]:
+    """One untimed warm-up job, then ``jobs`` timed ones, each waited for until
+    ``done(job_id)`` before the next: (latencies in ms, sbatch process times in ms)."""
+    script = cl.work / "stamp.sh"
+    script.write_text(SCRIPT)
+    script.chmod(0o755)
+    times: list[float] = []
+    sbatch_times: list[float] = []
+    for i in range(jobs + 1):  # the first one, untimed, warms the caches
+        ms, sbatch_ms, job_id = one_job(cl, script)
+        if i:
+            times.append(ms)
+            sbatch_times.append(sbatch_ms)
+        wait_for(lambda job_id=job_id: done(job_id), 30, f"job {job_id} to finish")
+    return times, sbatch_times
+
+
 def latency(quick: bool, log: Callable[[str], None]) -> list[Figure]:
     jobs = 3 if quick else 10
     with bench_cluster(log=log) as cl:
-        script = cl.work / "stamp.sh"
-        script.write_text(SCRIPT)
-        script.chmod(0o755)
         client = cl.client()
-        times: list[float] = []
-        sbatch_times: list[float] = []
+
+        def done(job_id: int) -> bool:
+            jobs = client.get_jobs(job_ids=[job_id], all_states=True)
+            return bool(jobs) and is_finished(jobs[0].state) and "COMPLETING" not in jobs[0].flags
+
         try:
-            for i in range(jobs + 1):  # the first one, untimed, warms the caches
-                ms, sbatch_ms, job_id = one_job(cl, script)
-                if i:
-                    times.append(ms)
-                    sbatch_times.append(sbatch_ms)
-
-                def done(job_id: int = job_id) -> bool:
-                    jobs = client.get_jobs(job_ids=[job_id], all_states=True)
-                    return (
-                        bool(jobs)
-                        and is_finished(jobs[0].state)
-                        and "COMPLETING" not in jobs[0].flags
-                    )
-
-                wait_for(done, 30, f"job {job_id} to finish")
+            times, sbatch_times = run_jobs(cl, jobs, done)
         finally:
             client.close()
     figure = Figure(
@@ -115,5 +124,10 @@ def latency(quick: bool, log: Callable[[str], None]) -> list[Figure]:
             f"{fmt(median(sbatch_times))} ms (median): a job may start before sbatch has exited"
         ),
     )
+    with realslurm.session(log) as rs:
+        if rs is not None:
+            slurm_times, _ = run_jobs(rs, jobs, lambda _job_id: rs.active() == 0)
+            figure.slurm = median(slurm_times)
+            figure.slurm_detail = f"p90 {fmt(p90(slurm_times))} ms, best {fmt(min(slurm_times))} ms"
     log(figure.describe())
     return [figure]

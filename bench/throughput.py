@@ -27,6 +27,16 @@ not get).  The same measurement then runs on a throwaway PostgreSQL server
 (``tests.pg.PgServer``: Unix socket only, fsync off) and is printed beside
 the SQLite figure; without the PostgreSQL server binaries it is skipped
 with a note.
+
+With real Slurm installed (``bench.realslurm``), each is measured again on
+a throwaway one (one node with 128 CPUs: Debian's Slurm cannot run two
+slurmd on one host) and printed beside slurmlite's with the ratio.  Real
+Slurm has no submission API here, so its burst is 16 ``sbatch`` processes
+at once, and finished means ``squeue`` lists nothing (then every job must
+show COMPLETED in ``squeue -t all``); in full mode the run is repeated with
+``SchedulerParameters=batch_sched_delay=0``.  Its ``api`` figure is
+sequential ``sbatch --hold`` per second, as the issue's reference is, with
+16 concurrent ``sbatch`` beside it.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bench import realslurm
 from bench.common import Figure, bench_cluster, submit_many, wait_for
 from cli.localcluster import read_pid
 from slurmlite.states import is_finished
@@ -91,8 +102,32 @@ def end_to_end(quick: bool, log: Callable[[str], None]) -> list[Figure]:
         higher_is_better=True,
         detail=f"{elapsed:.1f} s in all; the burst itself took {submit_secs:.1f} s",
     )
+    runs = [("", "default SchedulerParameters")]
+    if not quick:
+        runs.append(("batch_sched_delay=0", "batch_sched_delay=0"))
+    for params, name in runs:
+        with realslurm.session(log, 128, 2 * count + 1000, params) as rs:
+            if rs is not None:
+                rate, secs = _slurm_end_to_end(rs, count)
+                if figure.slurm is None:
+                    figure.slurm, figure.slurm_detail = rate, f"{name}: {secs:.1f} s in all"
+                else:
+                    figure.slurm_detail += f"; {name}: {rate:.1f} jobs/s"
     log(figure.describe())
     return [figure]
+
+
+def _slurm_end_to_end(slurm: realslurm.RealSlurm, count: int) -> tuple[float, float]:
+    """(jobs/s, seconds) for ``count`` true jobs on real Slurm, burst from 16 sbatch at once."""
+    started = time.perf_counter()
+    ids, _ = realslurm.burst(slurm, ["--wrap", "true"], count)
+    wait_for(lambda: slurm.active() == 0, 300, f"{count} jobs to finish on real Slurm", every=0.1)
+    elapsed = time.perf_counter() - started
+    states = slurm.states()
+    done = Counter(states.get(i, "gone") for i in ids)
+    if done != Counter({"COMPLETED": count}):
+        raise RuntimeError(f"not every job completed on real Slurm: {dict(done)}")
+    return count / elapsed, elapsed
 
 
 @dataclass
@@ -184,5 +219,17 @@ def api(quick: bool, log: Callable[[str], None]) -> list[Figure]:
             f"{count:,} in {burst.secs:.1f} s; CPU per submission: {burst.cpu_text()}; {postgres}"
         ),
     )
+    with realslurm.session(log, max_jobs=2 * count + 1000) as rs:
+        if rs is not None:
+            n = 30 if quick else 300
+            started = time.perf_counter()
+            for _ in range(n):
+                rs.run("sbatch", "--hold", "--wrap", "true")
+            secs = time.perf_counter() - started
+            _ids, together = realslurm.burst(rs, ["--hold", "--wrap", "true"], n)
+            figure.slurm = n / secs
+            figure.slurm_detail = (
+                f"{n} sequential sbatch --hold in {secs:.1f} s; 16 at once: {n / together:,.0f}/s"
+            )
     log(figure.describe())
     return [figure]

@@ -1,10 +1,20 @@
 """The commands' lean HTTP client to the controller.
 
-Standard library only (``http.client`` over the controller's Unix socket),
-because every command pays its import time on every run.  The socket path
-comes from the configuration found through ``SLURM_CONF`` (or ``-f``), so
-``SLURM_CONF`` alone is enough on the controller's host; the controller
-learns who we are from the socket's peer credentials (``auth/local``).
+Standard library only (HTTP/1.1 written by hand), because every command
+pays its import time on every run.  The socket path comes from the
+configuration found through ``SLURM_CONF`` (or ``-f``), so ``SLURM_CONF``
+alone is enough on the controller's host; the controller learns who we are
+from the socket's peer credentials (``auth/local``).  On any other host --
+the socket does not answer -- or when ``SLURM_JWT`` is set, requests go over
+TCP to ``SlurmctldHost:SlurmctldPort`` and each carries its proof: the token
+(header ``X-SLURM-USER-TOKEN``), else a fresh ``munge -n`` credential when
+``AuthType=auth/munge`` (header ``X-Slurmlite-Munge``; one per request,
+since munged decodes each only once).  A refusal prints the reason and
+raises ``SLURM_PROTOCOL_AUTHENTICATION_ERROR``, so a command ends as
+Slurm's do, e.g.::
+
+    squeue: error: Authentication credential expired: token expired
+    slurm_load_jobs error: Protocol authentication error
 
 Errors come back as ``SlurmError`` with Slurm's code and message, e.g.
 ``SlurmError(ESLURM_INVALID_JOB_ID)`` -> "Invalid job id specified".
@@ -22,6 +32,8 @@ from __future__ import annotations
 
 import _socket
 import json
+import os
+import sys
 from urllib.parse import urlencode
 
 from slurmlite import errors
@@ -30,7 +42,7 @@ from slurmlite.errors import SlurmError
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
 if TYPE_CHECKING:  # strings, so only type checkers need these names
-    from typing import Any
+    from typing import Any, NoReturn
 
 if TYPE_CHECKING:  # the shapes the Records have (never imported at run time)
     from slurmlite.protocol import CancelResult, JobInfo, NodeInfo, PartitionInfo, SubmitResult
@@ -81,40 +93,66 @@ class _UnixConnection:
     command about 18 ms of its start-up, a third of its time budget.
     """
 
+    host = "localhost"  # the Host header
+
     def __init__(self, path: str, timeout: float) -> None:
         self._path = path
         self._timeout = timeout
         self._sock: _socket.socket | None = None
         self._buf = b""
+        self._served = 0  # answers read on this socket
 
     @property
     def connected(self) -> bool:
         return self._sock is not None
 
+    @property
+    def reused(self) -> bool:
+        """Connected, and already answered a request (kept alive): a failure now most
+        likely means the controller closed it while idle, before reading anything."""
+        return self._sock is not None and self._served > 0
+
     def close(self) -> None:
         if self._sock is not None:
             self._sock.close()
-        self._sock, self._buf = None, b""
+        self._sock, self._buf, self._served = None, b"", 0
 
-    def request(self, method: str, target: str, body: bytes | None) -> tuple[int, bytes]:
-        if self._sock is None:
-            # _socket, not socket: the wrapper module's enums cost ~3 ms of start-up
-            sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-            sock.settimeout(self._timeout)
+    def _connect(self) -> _socket.socket:
+        # _socket, not socket: the wrapper module's enums cost ~3 ms of start-up
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        sock.settimeout(self._timeout)
+        try:
             sock.connect(self._path)
-            self._sock = sock
+        except OSError:
+            sock.close()
+            raise
+        return sock
+
+    def open(self) -> None:
+        """Connect now (``OSError`` if nobody listens); ``request`` does it when needed."""
+        if self._sock is None:
+            self._sock = self._connect()
+
+    def request(
+        self, method: str, target: str, body: bytes | None, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes]:
+        self.open()
+        assert self._sock is not None
         data = body or b""
-        head = f"{method} {target} HTTP/1.1\r\nHost: localhost\r\nContent-Length: {len(data)}\r\n"
+        head = f"{method} {target} HTTP/1.1\r\nHost: {self.host}\r\nContent-Length: {len(data)}\r\n"
         if body is not None:
             head += "Content-Type: application/json\r\n"
+        for key, value in (headers or {}).items():
+            head += f"{key}: {value}\r\n"
         self._sock.sendall(head.encode() + b"\r\n" + data)
-        status_line, headers = self._read_head()
+        status_line, answer_headers = self._read_head()
         status = int(status_line.split(b" ", 2)[1])
-        if headers.get(b"transfer-encoding", b"").lower() == b"chunked":
+        if answer_headers.get(b"transfer-encoding", b"").lower() == b"chunked":
             payload = self._read_chunked()
         else:
-            payload = self._read_exact(int(headers.get(b"content-length", b"0")))
-        if headers.get(b"connection", b"").lower() == b"close":
+            payload = self._read_exact(int(answer_headers.get(b"content-length", b"0")))
+        self._served += 1
+        if answer_headers.get(b"connection", b"").lower() == b"close":
             self.close()
         return status, payload
 
@@ -155,15 +193,58 @@ class _UnixConnection:
         return b"".join(parts)
 
 
+class _TcpConnection(_UnixConnection):
+    """The same HTTP/1.1 over TCP to ``SlurmctldHost:SlurmctldPort``: commands on a host
+    without the controller's socket.  No peer credentials here: every request carries
+    a munge credential or a token (``ControllerClient._auth_headers``)."""
+
+    def __init__(self, host: str, port: int, timeout: float) -> None:
+        super().__init__(f"{host}:{port}", timeout)
+        self._addr = (host, port)
+        self.host = host if ":" not in host else f"[{host}]"  # the Host header (IPv6 in [])
+
+    def _connect(self) -> _socket.socket:
+        host, port = self._addr
+        failure: OSError = OSError(f"cannot resolve {host}")
+        for family, kind, proto, _, addr in _socket.getaddrinfo(host, port, 0, _socket.SOCK_STREAM):
+            sock = _socket.socket(family, kind, proto)
+            sock.settimeout(self._timeout)
+            try:
+                sock.connect(addr)
+            except OSError as e:
+                sock.close()
+                failure = e
+                continue
+            sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+            return sock
+        raise failure
+
+
 class ControllerClient:
     def __init__(
-        self, config: ClientSettings, prog: str = "slurmlite", timeout: float = 60.0
+        self,
+        config: ClientSettings,
+        prog: str = "slurmlite",
+        timeout: float = 60.0,
+        token: str | None = None,
     ) -> None:
-        """``config``: anything with ``socket_path`` and ``cluster_name`` (a full
-        ``slurmlite.config.Config`` will do)."""
+        """``config``: anything with ``path``, ``socket_path`` and ``cluster_name`` (a full
+        ``slurmlite.config.Config`` will do).  ``token``: a JSON Web Token (``SLURM_JWT``);
+        with one, requests go over TCP and carry it.
+
+        Which way (decided at the first request): the Unix socket when it answers
+        (the controller's host; the kernel says who we are), else TCP to
+        ``SlurmctldHost:SlurmctldPort`` with a munge credential when
+        ``AuthType=auth/munge``; a token always goes over TCP.
+        """
         self.config = config
         self.prog = prog
-        self._conn = _UnixConnection(config.socket_path, timeout)
+        self.token = (token or "").strip() or None
+        self._timeout = timeout
+        self._conn: _UnixConnection = _UnixConnection(config.socket_path, timeout)
+        self._chosen = False  # the connection's kind is decided
+        self._munge = False  # over TCP with AuthType=auth/munge: credentials from munged
+        self._munge_socket: str | None = None  # AuthInfo=socket=PATH; None: munge's default
 
     @classmethod
     def from_env(cls, prog: str, conf_path: str | None = None) -> ControllerClient:
@@ -171,9 +252,59 @@ class ControllerClient:
             cfg = client_settings(conf_path)
         except (ConfigError, OSError) as e:
             raise SlurmError(errors.SLURMLITE_CONFIG_INVALID, str(e)) from None
-        return cls(cfg, prog)
+        return cls(cfg, prog, token=os.environ.get("SLURM_JWT"))
 
     # ------------------------------------------------------------ transport
+
+    def _choose(self) -> None:
+        """Unix socket if it answers (and no token), else TCP with credentials, else fail."""
+        self._chosen = True
+        if not self.token:
+            try:
+                self._conn.open()
+                return
+            except OSError:
+                self._conn.close()
+        cfg = self.config
+        if not hasattr(cfg, "auth_type"):  # ClientSettings: the full reader knows the rest
+            from slurmlite.config import load_config  # only commands far from the socket pay
+
+            try:
+                cfg = load_config(self.config.path)
+            except (ConfigError, OSError) as e:
+                raise SlurmError(errors.SLURMLITE_CONFIG_INVALID, str(e)) from None
+        auth = cfg.auth_type  # type: ignore[attr-defined]
+        if self.token and not self.token.isprintable():  # it goes into a header line
+            self._auth_failed("SLURM_JWT is not a token (control characters in it)")
+        if not self.token:
+            if auth == "auth/jwt":
+                self._auth_failed("Could not load SLURM_JWT environment variable.")
+            if auth != "auth/munge":  # auth/local: the socket is the only way in
+                raise SlurmError(errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
+            self._munge = True
+            self._munge_socket = cfg.auth_info.get("socket") or None  # type: ignore[attr-defined]
+        host, port = cfg.control_addr, cfg.slurmctld_port  # type: ignore[attr-defined]
+        self._conn = _TcpConnection(host, port, self._timeout)
+
+    def _auth_headers(self) -> dict[str, str] | None:
+        """What proves who we are over TCP: the token, else a fresh munge credential."""
+        if self.token:
+            return {"X-SLURM-USER-TOKEN": self.token}
+        if not self._munge:
+            return None
+        from slurmlite import munge
+
+        try:
+            return {"X-Slurmlite-Munge": munge.encode(self._munge_socket)}
+        except munge.AuthError as e:
+            self._auth_failed(f"Munge encode failed: {e}")
+
+    def _auth_failed(self, why: str) -> NoReturn:
+        """Slurm's two lines: the reason (``prog: error: ...``, printed here, so the
+        error carries no detail to print twice), then the command's own line with
+        "Protocol authentication error", the SlurmError's text."""
+        print(f"{self.prog}: error: {why}", file=sys.stderr)
+        raise SlurmError(errors.SLURM_PROTOCOL_AUTHENTICATION_ERROR)
 
     def request(
         self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None
@@ -191,10 +322,13 @@ class ControllerClient:
             if flat:
                 path = f"{path}?{urlencode(flat)}"
         data = json.dumps(body).encode() if body is not None else None
+        if not self._chosen:
+            self._choose()
         for _attempt in (0, 1):
-            reused = self._conn.connected
+            headers = self._auth_headers()  # a munge credential decodes once: one per try
+            reused = self._conn.reused
             try:
-                status, raw = self._conn.request(method, path, data)
+                status, raw = self._conn.request(method, path, data, headers)
                 break
             except (OSError, ValueError, IndexError):
                 self._conn.close()
@@ -206,6 +340,8 @@ class ControllerClient:
             payload = json.loads(raw) if raw else None
         except ValueError:
             payload = None
+        if status == 401:  # the controller did not accept our credential
+            self._auth_failed(_error_from(status, payload).full)
         if status >= 400:
             raise _error_from(status, payload)
         return payload
@@ -280,6 +416,29 @@ class ControllerClient:
         data = self.request("GET", "/v1/whoami")
         return int(data["uid"]), str(data["user"])
 
+    # ------------------------------------------------- job verbs (scontrol)
+    # Each answers one Record per id, in order: ``.job_id``, ``.errno`` (0: done)
+    # and ``.error`` (Slurm's message), so one refused id does not hide the others.
+
+    def hold_jobs(self, job_ids: list[int], user_hold: bool = False) -> list[Any]:
+        """``scontrol hold`` (``user_hold``: ``uhold``, a user hold even from an operator)."""
+        body = {"job_ids": job_ids, "user_hold": user_hold}
+        return _records(self.request("POST", "/v1/jobs/hold", body)["results"])
+
+    def release_jobs(self, job_ids: list[int]) -> list[Any]:
+        return _records(self.request("POST", "/v1/jobs/release", {"job_ids": job_ids})["results"])
+
+    def requeue_jobs(self, job_ids: list[int], hold: bool = False) -> list[Any]:
+        """``scontrol requeue`` (``hold``: ``requeuehold``)."""
+        body = {"job_ids": job_ids, "hold": hold}
+        return _records(self.request("POST", "/v1/jobs/requeue", body)["results"])
+
+    def update_jobs(self, job_ids: list[int], changes: dict[str, Any]) -> list[Any]:
+        """``scontrol update JobId=...``; ``changes``: ``time_limit`` (minutes or
+        ``"UNLIMITED"``), ``name``, ``comment``, ``partition``, ``requeue``."""
+        body = {"job_ids": job_ids, **changes}
+        return _records(self.request("POST", "/v1/jobs/update", body)["results"])
+
 
 def _job_filters(
     job_ids: list[int] | None = None,
@@ -311,4 +470,7 @@ def _error_from(status: int, payload: Any) -> SlurmError:
         return SlurmError(errors.ESLURM_AUTH_CRED_INVALID)
     if status == 422:
         return SlurmError(errors.SLURM_ERROR, f"request rejected by the controller: {payload}")
+    text = payload.get("detail") if isinstance(payload, dict) else None
+    if isinstance(text, str) and text:  # e.g. 413: "request body over 16 MiB"
+        return SlurmError(errors.SLURM_ERROR, f"controller answered HTTP {status}: {text}")
     return SlurmError(errors.SLURM_ERROR, f"controller answered HTTP {status}")

@@ -349,8 +349,23 @@ def down(directory: Path, timeout: float = 15.0) -> list[str]:
             os.kill(pid, signal.SIGKILL)
         stopped.append(f"{path.stem} (pid {pid})")
         path.unlink(missing_ok=True)
+    discard_job_cgroups(directory)
     remove_hosts_block(directory)
     return stopped
+
+
+def discard_job_cgroups(directory: Path) -> None:
+    """Kill what is left of the cluster's jobs and remove their cgroups, once the agents
+    are gone: a job whose agent never comes back would otherwise wait in its cgroup."""
+    spools = [p for p in (directory / "spool").glob("*") if p.is_dir()]
+    if spools:
+        from agent.isolation import discard  # only where the cluster's agents ran
+
+        for spool in spools:
+            try:
+                discard(spool)
+            except OSError:
+                pass  # not ours to remove (not root, no cgroups): nothing was made there
 
 
 def status(directory: Path) -> list[tuple[str, int | None, bool]]:

@@ -15,12 +15,14 @@ Implemented here:
   ``$SLURM_NODELIST``), ``show hostlist`` (as-is), ``show hostlistsorted``:
   local, no controller;
 * ``update NodeName=<hl> State=DRAIN|RESUME|DOWN|UNDRAIN|IDLE Reason=...``
-  (a reason is required to drain or down a node);
+  (a reason is required to drain or down a node; admins only);
+* ``hold``, ``uhold``, ``release``, ``requeue``, ``requeuehold``, ``update JobId=``
+  (``cli/scontrol_jobs.py``: TimeLimit, JobName, Comment, Partition, Requeue);
 * ``reconfigure`` (admins), ``ping``, ``version`` and the mode words (``oneliner``,
   ``details``, ``quiet``, ``verbose``, ``all``, ``hide``).
 
-Job changes (``hold``, ``release``, ``requeue``, ``update JobId=``, ``suspend``,
-``top``) print ``scontrol: error: <verb> is not supported yet`` (exit 1).
+``suspend``, ``resume``, ``top`` and other job changes print
+``scontrol: error: <verb> is not supported yet`` (exit 1).
 
 Facts from Slurm 22.05 ``src/scontrol/`` (spec §8.4), in our own words.
 """
@@ -34,6 +36,7 @@ import time
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 
+from cli import scontrol_jobs as jobs
 from cli import scontrol_show as show
 from cli.common import argv_or_default, get_client, parse_options, print_version
 from slurmlite import hostlist
@@ -57,9 +60,10 @@ scontrol [<OPTION>] [<COMMAND>]
      show job [<id>] | node [<names>] | partition [<name>] | config
      show hostnames [<hostlist>] | hostlist <names> | hostlistsorted <names>
      update NodeName=<names> State=DRAIN|RESUME|DOWN|UNDRAIN Reason=<text>
+     update JobId=<ids> TimeLimit=|JobName=|Comment=|Partition=|Requeue=<value>
+     hold | uhold | release | requeue | requeuehold <job ids>
      ping | version | oneliner | details | quiet | verbose | exit | quit | help
-    Not supported yet: hold, uhold, release, requeue, requeuehold, suspend,
-     resume, top, update JobId=..., reconfigure.
+    Not supported yet: suspend, resume, top.
 """
 UPDATE_TAGS = (
     ("NodeName", 3, "node"), ("PartitionName", 3, "partition"), ("JobId", 3, "job"),
@@ -132,13 +136,9 @@ class Session:
                 action()
                 return
         if keyword(tag, "reconfigure", 3):
-            self.call_or_refuse("reconfigure", "reconfigure")
-        elif keyword(tag, "requeue", 3) or keyword(tag, "requeuehold", 11):
-            self.call_or_refuse("requeue", "requeue_jobs", words[1:])
-        elif tag.lower()[:4] == "hold" or tag.lower()[:5] in ("holdu", "uhold"):
-            self.call_or_refuse("uhold" if "u" in tag.lower() else "hold", "hold_jobs", words[1:])
-        elif keyword(tag, "release", 3):
-            self.call_or_refuse("release", "release_jobs", words[1:])
+            self.reconfigure()
+        elif verb := jobs.verb_of(tag):  # hold, uhold, release, requeue, requeuehold
+            jobs.run(self, tag, verb, words[1:])
         elif verb := first_keyword(tag, (("suspend", 2), ("resume", 3), ("top", 3))):
             self.not_supported(verb)
         elif keyword(tag, "show", 3):
@@ -152,20 +152,18 @@ class Session:
             self.quiet = False
         elif keyword(tag, "version", 4):
             print_version()
+        elif keyword(tag, "token", 3):
+            from cli.scontrol_token import token  # late: most runs never need it
+
+            token(self, words[1:])
         else:
             self.fail(f"invalid keyword: {tag}")
 
-    def call_or_refuse(self, verb: str, method: str, args: Sequence[str] = ()) -> None:
-        """Verbs the client cannot do yet are refused; later ones get ``args``."""
-        from cli import client as client_module
-
-        if getattr(client_module.ControllerClient, method, None) is None:
-            self.not_supported(verb)
-            return
+    def reconfigure(self) -> None:
         try:
-            getattr(self.client(), method)(*([list(args)] if args else []))
+            self.client().reconfigure()
         except SlurmError as exc:
-            self.fail(f"slurm_{method} error: {exc.full}")
+            self.fail(f"slurm_reconfigure error: {exc.full}")
 
     def ping(self) -> None:
         try:
@@ -348,8 +346,10 @@ class Session:
             )
         elif entity == "node":
             self.update_node(args)
+        elif entity == "job":
+            jobs.JobVerbs(self).update(args)
         else:
-            self.not_supported("update" if entity == "job" else f"update {entity}")
+            self.not_supported(f"update {entity}")
 
     def update_node(self, args: Sequence[str]) -> None:
         try:

@@ -6,6 +6,7 @@
     slurmlite cluster down --dir DIR
     slurmlite cluster status --dir DIR
     slurmlite keygen FILE
+    slurmlite keys node NAMES [--dir DIR] [--key-file FILE]   (cli.slurmlite_keys)
 
 Examples::
 
@@ -20,6 +21,8 @@ import sys
 from pathlib import Path
 
 import click
+
+from cli.slurmlite_keys import keys
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -122,6 +125,8 @@ def keygen(path: Path) -> None:
         sys.exit(1)
     click.echo(f"wrote {path}")
 
+
+main.add_command(keys)
 
 if __name__ == "__main__":
     main()

@@ -1,9 +1,15 @@
-"""Talking to node agents: signed launch/signal/terminate orders.
+"""Talking to node agents: signed requests carrying signed launch/signal/terminate orders.
 
-Every order carries a credential signed with the controller key (see
-``slurmlite.credential``) whose claims bind the operation, job, step, restart
-count, uid, gid, target nodes, the script's SHA-256 and the hash of the whole
-request body.  An agent refuses anything else.
+Every order carries a credential signed with the *target node's* orders key
+(``slurmlite.credential``: derived from that node's key, so only that node
+can check it and no node can forge one for another) whose claims bind the
+operation, job, step, restart count, uid, gid, the target node, the job's
+nodes, the script's SHA-256, the hash of the whole request body, an expiry
+and a nonce.  An order for several nodes gets one credential per node.  The
+HTTP request itself is signed too, with the node's to-node key (headers as
+in ``sign_request``), so an agent answers nothing but ``/health`` and
+``/openapi.json`` to anyone else.  ``Signer`` derives and caches each
+node's two keys from the cluster key.
 
 ``AgentClient`` is the seam (DESIGN.md §4 rule 9): ``HttpAgentClient`` talks
 HTTP; tests use ``RecordingAgentClient`` and assert exactly what was sent.
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -20,7 +27,14 @@ from typing import Any, Protocol
 
 import httpx
 
-from slurmlite.credential import canonical_body, controller_key, sign_credential
+from slurmlite.credential import (
+    canonical_body,
+    node_key,
+    orders_key,
+    sign_credential,
+    sign_request,
+    to_node_key,
+)
 from slurmlite.protocol import LaunchSpec, SignalSpec, to_dict
 
 log = logging.getLogger("slurmctld.agents")
@@ -48,12 +62,30 @@ class AgentError(Exception):
 
 
 class Signer:
+    """Signs orders and requests for any node, from the cluster key."""
+
     def __init__(self, cluster_key: bytes) -> None:
-        self._key = controller_key(cluster_key)
+        self._cluster_key = cluster_key
+        self._keys: dict[str, tuple[bytes, bytes]] = {}  # node -> (orders key, to-node key)
+
+    def _keys_of(self, node: str) -> tuple[bytes, bytes]:
+        keys = self._keys.get(node)
+        if keys is None:
+            nk = node_key(self._cluster_key, node)
+            keys = self._keys[node] = (orders_key(nk), to_node_key(nk))
+        return keys
 
     def sign(
-        self, op: str, body: dict[str, Any], nodes: list[str], uid: int, gid: int, now: float
+        self,
+        op: str,
+        body: dict[str, Any],
+        node: str,
+        uid: int,
+        gid: int,
+        now: float,
+        nodes: list[str] | None = None,
     ) -> str:
+        """A credential for ``op`` on ``node`` only (``nodes``: the job's, default [node])."""
         claims = {
             "op": op,
             "job": body["job_id"],
@@ -61,24 +93,31 @@ class Signer:
             "restarts": body["restarts"],
             "uid": uid,
             "gid": gid,
-            "nodes": nodes,
+            "node": node,
+            "nodes": nodes if nodes is not None else [node],
             "script_sha256": hashlib.sha256(body.get("script", "").encode()).hexdigest(),
             "body": hashlib.sha256(canonical_body(body)).hexdigest(),
         }
-        return sign_credential(self._key, claims, now=now, ttl=CREDENTIAL_TTL)
+        return sign_credential(self._keys_of(node)[0], claims, now=now, ttl=CREDENTIAL_TTL)
 
-    def launch(self, spec: LaunchSpec, nodes: list[str], now: float) -> LaunchSpec:
+    def launch(
+        self, spec: LaunchSpec, node: str, now: float, nodes: list[str] | None = None
+    ) -> LaunchSpec:
+        """Sign ``spec`` for ``node`` (in place; returned)."""
         body = to_dict(spec)
-        spec.credential = self.sign("launch", body, nodes, spec.uid, spec.gid, now)
+        spec.credential = self.sign("launch", body, node, spec.uid, spec.gid, now, nodes)
         return spec
 
-    def signal(
-        self, spec: SignalSpec, nodes: list[str], uid: int, gid: int, now: float
-    ) -> SignalSpec:
+    def signal(self, spec: SignalSpec, node: str, uid: int, gid: int, now: float) -> SignalSpec:
+        """Sign ``spec`` for ``node`` (in place; returned): one credential per node."""
         body = to_dict(spec)
         op = "terminate" if spec.signal is None else "signal"
-        spec.credential = self.sign(op, body, nodes, uid, gid, now)
+        spec.credential = self.sign(op, body, node, uid, gid, now)
         return spec
+
+    def headers(self, node: str, method: str, path: str, body: bytes, now: float) -> dict[str, str]:
+        """Signature headers of a request to ``node``'s agent."""
+        return sign_request(self._keys_of(node)[1], node, method, path, body, now)
 
 
 class AgentClient(Protocol):
@@ -94,12 +133,20 @@ class AgentClient(Protocol):
 
 
 class HttpAgentClient:
-    def __init__(self, timeout: float = 10.0) -> None:
+    def __init__(self, signer: Signer, timeout: float = 10.0) -> None:
+        self._signer = signer
         self._http = httpx.AsyncClient(timeout=timeout)
+
+    async def _send(self, to: AgentAddress, path: str, payload: dict[str, Any]) -> httpx.Response:
+        """POST ``payload`` to ``to``'s agent, the request signed for that node."""
+        body = json.dumps(payload).encode()
+        headers = self._signer.headers(to.node, "POST", path, body, time.time())
+        headers["content-type"] = "application/json"
+        return await self._http.post(to.url + path, content=body, headers=headers)
 
     async def _post(self, to: AgentAddress, path: str, body: dict[str, Any]) -> None:
         try:
-            r = await self._http.post(to.url + path, json=body)
+            r = await self._send(to, path, body)
         except httpx.HTTPError as e:
             raise AgentError(f"node {to.node} unreachable at {to.url}: {e}") from e
         if r.status_code >= 400:
@@ -115,12 +162,25 @@ class HttpAgentClient:
     ) -> list[AgentError | None]:
         """Several launch orders for one node in one request; per order None or its refusal.
 
-        Raises :class:`AgentError` when the node cannot be reached (nothing ran).
+        Orders go in requests of at most ``LAUNCH_BATCH_BYTES`` of scripts and
+        environments (the agent refuses bodies over 64 MiB); a request that cannot
+        reach the node answers its orders with an unreachable error (nothing ran).
         An agent without the batch route (404) gets one request per order.
         """
+        out: list[AgentError | None] = []
+        for chunk in _by_size(specs, LAUNCH_BATCH_BYTES):
+            try:
+                out += await self._launch_chunk(to, chunk)
+            except AgentError as e:
+                out += [e] * len(chunk)
+        return out
+
+    async def _launch_chunk(
+        self, to: AgentAddress, specs: list[LaunchSpec]
+    ) -> list[AgentError | None]:
         body = {"launches": [to_dict(s) for s in specs]}
         try:
-            r = await self._http.post(to.url + "/v1/launches", json=body)
+            r = await self._send(to, "/v1/launches", body)
         except httpx.HTTPError as e:
             raise AgentError(f"node {to.node} unreachable at {to.url}: {e}") from e
         if r.status_code == 404:
@@ -152,6 +212,24 @@ class HttpAgentClient:
 
     async def close(self) -> None:
         await self._http.aclose()
+
+
+LAUNCH_BATCH_BYTES = 32 << 20  # half the agent's cap on /v1/launches: JSON escapes grow text
+
+
+def _by_size(specs: list[LaunchSpec], limit: int) -> list[list[LaunchSpec]]:
+    """``specs`` in order, cut into runs whose scripts and environments stay under ``limit``
+    (a single larger order still goes alone).  Sizes count characters, a lower bound."""
+    chunks: list[list[LaunchSpec]] = [[]]
+    used = 0
+    for spec in specs:
+        size = 1024 + len(spec.script) + sum(len(k) + len(v) for k, v in spec.environment.items())
+        if chunks[-1] and used + size > limit:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(spec)
+        used += size
+    return [c for c in chunks if c]
 
 
 @dataclass

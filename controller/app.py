@@ -4,7 +4,10 @@ The same app serves the Unix socket (users' commands, ``auth/local``) and
 TCP (node agents, signed requests).  Open paths: ``/health`` and
 ``/openapi.json``; everything else goes through an authentication
 dependency.  ``SlurmError`` becomes a JSON error with Slurm's errno and
-message and a 4xx status — a client's mistake never yields a 500.
+message and a 4xx status — a client's mistake never yields a 500; so does
+a malformed hostlist (``HostlistError``: 400, ESLURM_INVALID_NODE_NAME).
+Request bodies are capped (``slurmlite.bodylimit``: 1 MiB, a submission
+16 MiB; 413 beyond).
 ``app.state.submits`` is the group-commit queue that ``POST /v1/jobs``
 feeds (``controller.submitqueue``).
 """
@@ -16,11 +19,15 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from controller.api import routes_cluster, routes_jobs
+from controller.api import routes_auth, routes_cluster, routes_jobops, routes_jobs
 from controller.api.deps import get_node, get_user
+from controller.api.fastsubmit import MAX_SUBMIT_BODY
 from controller.context import Controller
 from controller.submitqueue import SubmitQueue
+from slurmlite import errors
+from slurmlite.bodylimit import BodyLimit
 from slurmlite.errors import SlurmError, http_status
+from slurmlite.hostlist import HostlistError
 
 
 def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
@@ -43,8 +50,12 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
     app.state.submits = SubmitQueue(ctl.jobs, lambda: ctl.loop.wake())
     app.include_router(routes_cluster.open_router)
     app.include_router(routes_jobs.router, dependencies=[Depends(get_user)])
+    app.include_router(routes_jobops.router, dependencies=[Depends(get_user)])
     app.include_router(routes_cluster.user_router, dependencies=[Depends(get_user)])
+    app.include_router(routes_auth.router_for(ctl), dependencies=[Depends(get_user)])
     app.include_router(routes_cluster.node_router, dependencies=[Depends(get_node)])
+
+    app.add_middleware(BodyLimit, limits={("POST", "/v1/jobs"): MAX_SUBMIT_BODY})
 
     @app.exception_handler(SlurmError)
     async def slurm_error(_request: Request, exc: SlurmError) -> JSONResponse:
@@ -52,5 +63,9 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
             status_code=http_status(exc.code),
             content=exc.as_answer(),
         )
+
+    @app.exception_handler(HostlistError)
+    async def bad_hostlist(request: Request, exc: HostlistError) -> JSONResponse:
+        return await slurm_error(request, SlurmError(errors.ESLURM_INVALID_NODE_NAME, str(exc)))
 
     return app

@@ -77,8 +77,9 @@ def peer_credentials(sock: socket.socket) -> tuple[int, int, int] | None:
     """(pid, uid, gid) of the process at the other end of a Unix socket."""
     if sock.family != socket.AF_UNIX:
         return None
-    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    pid, uid, gid = struct.unpack("3i", raw)
+    # struct ucred: pid_t (signed), uid_t and gid_t (unsigned: uids of 2**31 and up exist)
+    raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("iII"))
+    pid, uid, gid = struct.unpack("iII", raw)
     return pid, uid, gid
 
 

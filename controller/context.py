@@ -44,7 +44,7 @@ class Controller:
         self.policy = Policy.from_config(cfg)
         self.schedule_pass: Callable[..., Any] = scheduler_for(cfg.scheduler_type)
         self.signer = Signer(cluster_key)
-        self.agents: AgentClient = agents or HttpAgentClient()
+        self.agents: AgentClient = agents or HttpAgentClient(self.signer)
         self.admins = AdminPolicy(cfg.slurm_user, cfg.admin_users)
         self.nodes = NodeService(self.db, cfg, clock)
         self.validator = SubmitValidator(cfg, self.policy, self.nodes)

@@ -14,6 +14,7 @@ resources free.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -39,7 +40,7 @@ from slurmlite.protocol import (
     JobSubmit,
     from_dict,
 )
-from slurmlite.states import is_finished
+from slurmlite.states import OOM_STATUS, is_finished
 
 
 @dataclass
@@ -203,6 +204,7 @@ class JobService:
             start=start,
             end=end,
         )
+        q = self.visible_to(caller, q)
         rows = listing.select_jobs(self.db, q, self.clock(), self.min_job_age, q.with_steps)
         dicts = listing.to_dicts(rows)
         return dicts if as_dicts else [from_dict(JobInfo, d) for d in dicts]
@@ -214,9 +216,24 @@ class JobService:
         ``{"fields": fields, "rows": [[...], ...]}``.  Raises ``UnknownField``."""
         if fields is not None:
             row_maker(fields)  # an unknown name is refused before any work
+        q = self.visible_to(caller, q)
         steps = q.with_steps if fields is None else "steps" in fields
         rows = listing.select_jobs(self.db, q, self.clock(), self.min_job_age, steps)
         return listing.to_json(rows, fields)
+
+    def visible_to(self, caller: Caller, q: listing.JobQuery) -> listing.JobQuery:
+        """``q`` narrowed to the caller's own jobs where ``PrivateData`` hides the others.
+
+        ``jobs`` hides other users' jobs everywhere (squeue, scontrol, sacct);
+        ``usage`` hides their accounting records (sacct), slurmlite being its
+        own accounting store.  Operators see everything.  E.g. PrivateData=jobs,
+        bob lists -> only uid 1002's jobs; root lists -> all.
+        """
+        private = {word.lower() for word in self.validator.cfg.private_data}
+        hidden = "jobs" in private or (q.accounting and "usage" in private)
+        if caller.admin or not hidden:
+            return q
+        return dataclasses.replace(q, owner=caller.uid)
 
     def get_script(self, caller: Caller, job_id: int) -> str:
         with self.db.read() as s:
@@ -354,6 +371,8 @@ class JobService:
     ) -> bool:
         """Apply one message to the loaded ``rows``/``steps`` (a new step is added to both)."""
         row = rows.get(msg.job_id)
+        if row is not None and row.restarts == msg.restarts + 1 and row.state == "PENDING":
+            return _end_of_requeued_run(steps.get((row.id, msg.step_id)), node, msg, now)
         if row is None or row.restarts != msg.restarts or row.batch_host != node:
             return False
         step = steps.get((row.id, msg.step_id))
@@ -382,6 +401,9 @@ class JobService:
             row.exit_code = status
             if msg.launch_failed:
                 row.state, row.reason = "FAILED", msg.reason or "JobLaunchFailure"
+                row.state_desc = msg.detail
+            elif status & 0xFF == OOM_STATUS:  # the node's cgroup saw the OOM killer
+                row.state, row.reason, row.state_desc = "OUT_OF_MEMORY", "OutOfMemory", None
             elif os.WIFSIGNALED(status):
                 row.state, row.reason = "FAILED", "RaisedSignal"
                 row.state_desc = None
@@ -396,6 +418,17 @@ class JobService:
         return True
 
 
+def _end_of_requeued_run(step: StepRow | None, node: str, msg: JobCompletion, now: float) -> bool:
+    """The run before a ``scontrol requeue`` ended: its batch step records how (the job,
+    PENDING for its next run, is untouched), as sacct shows it.  Only while the job
+    waits: once it runs again, the step row is the new run's."""
+    if step is None or step.end_time is not None or step.nodes != node:
+        return False
+    step.exit_code, step.end_time = msg.exit_code, msg.end_time or now
+    step.state = _step_state(msg.exit_code, "PENDING", msg.launch_failed)
+    return True
+
+
 def _refused(job_id: int, code: int) -> CancelResult:
     """A cancel that did not happen, with Slurm's code and message."""
     return CancelResult(job_id, errors.message(code), code)
@@ -404,6 +437,8 @@ def _refused(job_id: int, code: int) -> CancelResult:
 def _step_state(status: int, job_state: str, launch_failed: bool) -> str:
     if launch_failed:
         return "CANCELLED"
+    if status & 0xFF == OOM_STATUS:
+        return "OUT_OF_MEMORY"
     if os.WIFSIGNALED(status):
         return "CANCELLED"
     if os.WEXITSTATUS(status) != 0:

@@ -3,7 +3,8 @@
 The controller knows everything the batch shell's environment needs (the
 allocation, the node, the cluster), so it builds the final environment here
 (``slurmlite.jobenv``), expands the output patterns (``slurmlite.filepattern``)
-and signs the whole order (``controller.agents.Signer``).  The agent only
+and signs the whole order with a credential only the batch host can check
+(``controller.agents.Signer``).  The agent only
 adds what exists once the process does (``SLURM_TASK_PID``).
 """
 
@@ -88,5 +89,6 @@ def build_launch(ctl: Controller, row: JobRow, nodes: dict[str, NodeRow], now: f
         gpus=list(gpus),
         kill_wait=ctl.cfg.kill_wait,
         time_limit_s=row.time_limit * 60 if row.time_limit is not None else None,
+        mem_mib=next((a.mem for a in info.alloc if a.node == node), 0),
     )
-    return ctl.signer.launch(spec, info.nodes, now)
+    return ctl.signer.launch(spec, node, now, nodes=info.nodes)

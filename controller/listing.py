@@ -16,6 +16,9 @@ Where the rows come from:
 * the store itself for sacct (the whole history, a time window) and when
   steps are asked for (they are not kept in memory).
 
+``PrivateData=jobs`` narrows a non-admin's listing to their own jobs
+(``JobQuery.owner``, set by ``JobService``), on both paths alike.
+
 Visibility is the same function of (row, now) on both paths:
 
     shown  <=>  (live or flags == "COMPLETING" or end_time >= now - MinJobAge)
@@ -64,6 +67,7 @@ class JobQuery:
     accounting: bool = False  # sacct: the whole history, no MinJobAge
     start: float | None = None  # accounting window
     end: float | None = None
+    owner: int | None = None  # only this uid's jobs (PrivateData for a non-admin)
 
 
 def select_jobs(
@@ -146,6 +150,8 @@ def _filter(
             continue
         if users is not None and r.user not in users:
             continue
+        if q.owner is not None and r.uid != q.owner:
+            continue
         if names is not None and r.name not in names:
             continue
         if parts is not None and r.partition not in parts:
@@ -177,6 +183,8 @@ def _from_store(db: Database, q: JobQuery, cutoff: float, with_steps: bool) -> l
         sel = sel.where(TABLE.c.id.in_(q.job_ids))
     if q.users:
         sel = sel.where(TABLE.c.user.in_(q.users))
+    if q.owner is not None:
+        sel = sel.where(TABLE.c.uid == q.owner)
     if q.names:
         sel = sel.where(TABLE.c.name.in_(q.names))
     if q.partitions:

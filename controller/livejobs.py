@@ -91,6 +91,7 @@ class Live:
         "finished",
         "completing",
         "user",
+        "uid",
         "name",
         "partition",
         "encoded",
@@ -106,6 +107,7 @@ class Live:
         self.finished = is_finished(self.state)
         self.completing = "COMPLETING" in split_list(self.flags)
         self.user: str = values[_AT["user"]]
+        self.uid: int = values[_AT["uid"]]
         self.name: str = values[_AT["name"]]
         self.partition: str = values[_AT["partition"]]
         self.encoded: dict[Any, str] | None = None  # shape -> JSON text (listing.py)

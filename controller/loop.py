@@ -203,9 +203,13 @@ class SchedulerLoop:
                 for st in _load(s, StepRow, StepRow.job_id, wanted)
                 if st.step_id == "batch"
             }
+            seen = {j.job_id: j.partition for j in snap.pending}
             for start in plan.starts:
                 row = rows.get(start.job_id)
-                if row is None or row.state != "PENDING":
+                # a hold or partition change since the snapshot (scontrol) wins over the plan
+                if row is None or row.state != "PENDING" or row.hold:
+                    continue
+                if row.partition != seen.get(row.id, row.partition):
                     continue
                 row.state, row.reason, row.state_desc = "RUNNING", "None", None
                 row.start_time = now
@@ -266,7 +270,10 @@ class SchedulerLoop:
         for spec, e in failed:
             log.warning("event=launch_failed job=%s node=%s error=%r", spec.job_id, to.node, str(e))
             await asyncio.to_thread(self._launch_failed, spec, e.refused)
-        if failed:
+        # a refused launch freed its resources: schedule again now.  An unreachable
+        # agent's jobs wait for the next periodic pass (TICK), so a restarting agent
+        # is not hammered with the same launches many times a second.
+        if any(e.refused for _spec, e in failed):
             self.wake()
 
     def _launch_failed(self, spec: LaunchSpec, refused: bool) -> None:
@@ -306,7 +313,7 @@ class SchedulerLoop:
             batch_only=order.batch_only,
             full=order.full,
         )
-        ctl.signer.signal(spec, [order.node], owner[0], owner[1], ctl.clock())
+        ctl.signer.signal(spec, order.node, owner[0], owner[1], ctl.clock())
         try:
             await ctl.agents.signal(addr, spec)
         except AgentError as e:

@@ -79,6 +79,9 @@ def main(foreground: bool, conf_file: str | None, verbose: int) -> None:
     try:
         cfg = load_config(conf_file)
         key = load_key(cfg.key_file)
+        from controller.authn import Authenticator
+
+        Authenticator(cfg).check()  # an unusable JWT key stops us before detaching
     except (ConfigError, CredentialError, OSError) as e:
         click.echo(f"slurmctld: error: {e}", err=True)
         sys.exit(1)

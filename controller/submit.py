@@ -13,6 +13,13 @@ What is checked here, in Slurm's order and with Slurm's error codes
    than the partition has is *not* an error: the job pends with
    PartitionNodeLimit, as in Slurm.
 
+0. every value can be stored (``slurmlite.wire_limits``: numbers within
+   their field's range, no NUL character in text; ``--nice=2**40`` ->
+   "Invalid --nice value"), and the job's CPU count too;
+   then the sizes (``check_limits``): script at most 4 MiB, name and the
+   like 1024 bytes, comment 64 KiB, paths 4096, the environment within
+   ``slurmlite.batchscript``'s limits -> ESLURM_PATHNAME_TOO_LONG (HTTP 400);
+
 The time limit is resolved here: ``--time`` if given (``0``/UNLIMITED =
 unlimited), else the partition's DefaultTime, else its MaxTime.
 
@@ -39,6 +46,12 @@ from typing import TYPE_CHECKING, Any
 from controller.auth import Caller
 from controller.snapshot import node_views, partition_views, pending_job
 from slurmlite import errors
+from slurmlite.batchscript import (
+    InputLimitError,
+    check_environment,
+    check_script_size,
+    check_sizes,
+)
 from slurmlite.config import Config, PartitionConf
 from slurmlite.errors import SlurmError
 from slurmlite.hostlist import compress
@@ -47,9 +60,38 @@ from slurmlite.scheduler.feasibility import Rejection, check_submit, will_run_no
 from slurmlite.scheduler.priority import initial_priority
 from slurmlite.scheduler.snapshot import NodeView, PartitionView, Policy
 from slurmlite.timefmt import fmt_timestamp
+from slurmlite.wire_limits import INT32_MAX, first_problem
 
 if TYPE_CHECKING:
     from controller.nodes import NodeService
+
+
+# Slurm's error for a value out of its field's range (else "Unexpected message received")
+_RANGE_ERRORS = {
+    "nice": errors.ESLURM_INVALID_NICE,
+    "time_limit": errors.ESLURM_INVALID_TIME_LIMIT,
+    "nodes_min": errors.ESLURM_INVALID_NODE_COUNT,
+    "nodes_max": errors.ESLURM_INVALID_NODE_COUNT,
+    "ntasks": errors.ESLURM_BAD_TASK_COUNT,
+    "ntasks_per_node": errors.ESLURM_BAD_TASK_COUNT,
+    "cpus_per_task": errors.ESLURM_INVALID_CPU_COUNT,
+    "mem_per_node": errors.ESLURM_INVALID_TASK_MEMORY,
+    "mem_per_cpu": errors.ESLURM_INVALID_TASK_MEMORY,
+    "mem_per_gpu": errors.ESLURM_INVALID_TASK_MEMORY,
+    "gres_per_node": errors.ESLURM_INVALID_GRES,
+    "gpus_total": errors.ESLURM_INVALID_GRES,
+}
+
+
+def check_storable(req: JobSubmit) -> None:
+    """``SlurmError`` unless every value of ``req``, and its CPU count, fits the store."""
+    problem = first_problem(req)
+    if problem is not None:
+        field, why = problem
+        raise SlurmError(_RANGE_ERRORS.get(field, errors.SLURM_UNEXPECTED_MSG_ERROR), why)
+    tasks = req.ntasks or (req.nodes_min or 1) * (req.ntasks_per_node or 1)
+    if tasks * (req.cpus_per_task or 1) > INT32_MAX:
+        raise SlurmError(errors.ESLURM_TOO_MANY_REQUESTED_CPUS, f"over {INT32_MAX} CPUs")
 
 
 @dataclass
@@ -120,6 +162,8 @@ class SubmitValidator:
             ) from None
 
     def validate(self, caller: Caller, req: JobSubmit) -> SubmitPlan:
+        check_storable(req)
+        check_limits(req)
         part = self._partition(req.partition)
         if req.account is not None and req.account != self.cfg.default_account:
             raise SlurmError(errors.ESLURM_INVALID_ACCOUNT)
@@ -272,6 +316,42 @@ class SubmitValidator:
             f"Job {job_id} to start at {fmt_timestamp(now)} using {start.cpus} processors "
             f"on nodes {compress(start.nodes)} in partition {part.name}"
         )
+
+
+def check_limits(req: JobSubmit) -> None:
+    """Refuse a request over a size limit, as Slurm's controller does.
+
+    ``SlurmError(ESLURM_PATHNAME_TOO_LONG)`` (HTTP 400) naming the part: the
+    script over 4 MiB, name/partition/... over 1024 bytes, a comment over 64 KiB,
+    a path over 4096, an environment over ``slurmlite.batchscript``'s limits; a malformed
+    environment (empty name, ``=`` or NUL in it) -> ``SLURM_UNEXPECTED_MSG_ERROR``
+    (also 400)."""
+    try:
+        check_script_size(req.script)
+        texts = {
+            "job name": req.name,
+            "partition": req.partition,
+            "account": req.account,
+            "QOS": req.qos,
+            "constraint": req.constraint,
+            "submit host": req.submit_host,
+        }
+        paths = {
+            "work directory": req.work_dir,
+            "submit directory": req.submit_dir,
+            "output path": req.std_out,
+            "error path": req.std_err,
+            "input path": req.std_in,
+            "command": req.command,
+        }
+        check_sizes(texts, paths, {"comment": req.comment})
+        check_environment(req.environment)
+        check_environment(req.echo_env, "echoed environment")
+    except InputLimitError as exc:
+        code = (
+            errors.ESLURM_PATHNAME_TOO_LONG if exc.too_long else errors.SLURM_UNEXPECTED_MSG_ERROR
+        )
+        raise SlurmError(code, str(exc)) from None
 
 
 @lru_cache(maxsize=1024)

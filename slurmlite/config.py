@@ -26,6 +26,17 @@ Worked example::
 gives ``g1`` (10.0.0.1) and ``g2`` (10.0.0.2), each 8 CPUs (so Sockets=8),
 64000 MiB and 4 ``a100`` GPUs; ``gpu`` has ``max_time=2880`` (2 * 1440 min).
 
+Authentication keys (how commands prove who they are; controller/authn.py):
+``AuthType`` = ``auth/local`` (the Unix socket's peer credentials, one host)
+or ``auth/munge`` (a munge credential, any host); ``AuthAltTypes=auth/jwt``
+also accepts JSON Web Tokens from ``scontrol token``.  ``AuthAltParameters``
+is a comma list: ``jwt_key=PATH`` (default ``<StateSaveLocation>/jwt_hs256.key``)
+and ``max_token_lifespan=SECONDS`` (the longest token a user may ask for),
+``disable_token_creation``; ``AuthInfo=socket=PATH`` names munged's socket
+(default: munge's own).  Both parse like ``SchedulerParameters``:
+``jwt_key=/etc/slurm/jwt.key,max_token_lifespan=3600`` ->
+``{"jwt_key": "/etc/slurm/jwt.key", "max_token_lifespan": "3600"}``.
+
 slurmlite extensions: the ``Slurmlite*`` keys; relative paths start from
 the config's directory; one ``NodeAddr`` for several nodes and ``Port=[a-b]``
 let agents share a machine.  gres.conf: :mod:`slurmlite.gresconf`.
@@ -156,11 +167,18 @@ class Config:
     return_to_service: int = _key("ReturnToService", "rts", 0)
     slurmd_parameters: list[str] = _key("SlurmdParameters", "list", factory=list)
     auth_type: str = _key("AuthType", "auth", "auth/local")
+    auth_alt_types: list[str] = _key("AuthAltTypes", "authalt", factory=list)  # ["auth/jwt"]
+    auth_alt_parameters: dict[str, str] = _key("AuthAltParameters", "params", factory=dict)
+    auth_info: dict[str, str] = _key("AuthInfo", "params", factory=dict)  # socket=PATH
+    private_data: list[str] = _key("PrivateData", "list", factory=list)  # jobs, usage
+    proctrack_type: str = _key("ProctrackType", "str", "proctrack/cgroup")  # agent.isolation
+    task_plugin: list[str] = _key("TaskPlugin", "list", factory=list)  # task/cgroup: --mem limit
     priority_weights: dict[str, int] = field(default_factory=_NO_WEIGHTS.copy)  # "age": N
     # slurmlite extensions; "" = derived in pass two (see module docstring)
     store_url: str = _key("SlurmliteStoreURL", "str", "")
     socket_path: str = _key("SlurmliteSocket", "path", "")
     key_file: str = _key("SlurmliteKeyFile", "path", "")
+    node_key_file: str = _key("SlurmliteNodeKeyFile", "path", "")  # %n %h; "": from key_file
     default_account: str = _key("SlurmliteDefaultAccount", "str", "default")
     default_qos: str = _key("SlurmliteDefaultQOS", "str", "normal")
     heartbeat_interval: float = _key("SlurmliteHeartbeatInterval", "fsec", 30.0)
@@ -228,6 +246,11 @@ def convert(kind: str, value: str, key: str, where: str) -> Any:
         return value or None
     if kind == "list":
         return [item.strip() for item in value.split(",") if item.strip()]
+    if kind == "authalt":  # AuthAltTypes: a list of alternative AuthTypes (only auth/jwt)
+        names = [name.lower() for name in convert("list", value, key, where)]
+        if any(name != "auth/jwt" for name in names):
+            raise bad
+        return names
     if kind == "params":  # "bf_window=60,bf_continue" -> {"bf_window": "60", "bf_continue": ""}
         pairs = (item.partition("=") for item in convert("list", value, key, where))
         return {name.strip(): arg.strip() for name, _, arg in pairs}

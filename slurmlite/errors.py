@@ -118,6 +118,7 @@ ESLURM_AUTH_CRED_INVALID = 6000
 ESLURM_AUTH_EXPIRED = 6001
 ESLURM_AUTH_UNABLE_TO_GENERATE_TOKEN = 6009
 ESLURM_DB_CONNECTION = 7000
+ESLURM_PLUGIN_NOT_LOADED = 8004
 
 # slurmlite's own codes (no Slurm equivalent), above Slurm's ranges
 SLURMLITE_CONFIG_INVALID = 9001
@@ -220,6 +221,7 @@ MESSAGES: dict[int, str] = {
     ESLURM_AUTH_EXPIRED: "Authentication credential expired",
     ESLURM_AUTH_UNABLE_TO_GENERATE_TOKEN: "Token Generation failed.",
     ESLURM_DB_CONNECTION: "Unable to connect to database",
+    ESLURM_PLUGIN_NOT_LOADED: "Required plugin type not loaded or initialized",
 }
 
 _NAMES: dict[int, str] = {
@@ -261,7 +263,8 @@ _STATUS: dict[int, int] = {
     ESLURM_INTERNAL: 500,
     ESLURM_WRITING_TO_FILE: 500,
     ESLURM_DB_CONNECTION: 500,
-    ESLURM_NOT_SUPPORTED: 501,
+    # ESLURM_NOT_SUPPORTED is the default 400: a request for a feature we lack is refused
+    # like any other the controller cannot honour, never a server error
     ESLURM_SUBMISSIONS_DISABLED: 503,
     SLURMCTLD_COMMUNICATIONS_BACKOFF: 503,
 }

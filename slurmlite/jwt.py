@@ -95,7 +95,8 @@ def verify_token(key: bytes, token: str, now: float) -> str:
     head, body, signature = parts
     if _json(head).get("alg") != "HS256":
         raise TokenError("unsupported token algorithm (only HS256)")
-    if not hmac.compare_digest(signature, _sign(key, f"{head}.{body}")):
+    # compare_digest takes only ASCII text: a forged signature may be anything
+    if not signature.isascii() or not hmac.compare_digest(signature, _sign(key, f"{head}.{body}")):
         raise TokenError("token signature invalid")
     claims = _json(body)
     exp, user = claims.get("exp"), claims.get("sun")

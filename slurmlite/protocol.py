@@ -362,6 +362,7 @@ class JobCompletion:
     end_time: float | None = None
     launch_failed: bool = False
     reason: str | None = None  # e.g. "JobLaunchFailure"
+    detail: str | None = None  # why, in a few words, e.g. "User not found on host"
 
 
 @dataclass
@@ -418,6 +419,7 @@ class LaunchSpec:
     gpus: list[int]
     kill_wait: int
     time_limit_s: int | None = None
+    mem_mib: int = 0  # the job's memory on this node (the cgroup's limit); 0: no limit
 
 
 @dataclass

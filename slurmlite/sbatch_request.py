@@ -23,7 +23,10 @@ the one Slurm would show:
    mutually exclusive; ``--nodelist`` raises the node minimum to its host
    count; ``--ntasks-per-node`` with a fixed node count gives ``ntasks``;
    fewer tasks than nodes lowers the node count (with a warning); GRES must
-   be GPUs; the script must fit in 4 MiB.
+   be GPUs; the script must fit in 4 MiB; the exported environment must be
+   within ``slurmlite.batchscript``'s limits (count, size of each variable,
+   total), else ``sbatch: error: the environment has 5000 variables, more
+   than the limit of 4096`` and the controller's "too long" line, exit 1.
 
 Exit codes follow Slurm 22.05: getopt and option-value errors 255
 (``Invalid --time specification``), non-numeric counts 1 (``Invalid numeric
@@ -51,8 +54,11 @@ from slurmlite import hostlist, resources
 from slurmlite.batchscript import (
     MAX_SCRIPT_BYTES,
     PROG,
+    TOO_LONG,
     BatchScript,
+    InputLimitError,
     SbatchError,
+    check_environment,
     load_script,
     sbatch_error,
 )
@@ -408,14 +414,16 @@ def _finish(
     geometry = _geometry(opts, cwd, command.warnings)
     gpu = _gpu_fields(opts)
     if script.size > MAX_SCRIPT_BYTES:
-        raise sbatch_error(
-            "Batch job submission failed: Pathname of a file, directory or other parameter too long"
-        )
+        raise sbatch_error(TOO_LONG)
     if command.script_args:
         raise sbatch_error("arguments to the batch script are not supported yet")
     get = opts.get
     export = str(get("export", "ALL"))
     environment, export_warnings = resources.export_environment(export, env)
+    try:
+        check_environment(environment)
+    except InputLimitError as exc:
+        raise sbatch_error(str(exc), TOO_LONG) from None
     command.warnings.extend(f"{PROG}: error: {w}" for w in export_warnings)
     submit: dict[str, Any] = dict(
         script=script.text,

@@ -43,6 +43,10 @@ JOB_STATES: tuple[str, ...] = (
     "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY",
 )  # fmt: skip
 
+# The raw wait status a job killed by the OOM killer is reported with: the low
+# byte 253 reads as "signal 125", which sacct prints as ExitCode 0:125, as Slurm does.
+OOM_STATUS = 253
+
 _JOB_COMPACT = {
     "PENDING": "PD", "RUNNING": "R", "SUSPENDED": "S", "COMPLETED": "CD",
     "CANCELLED": "CA", "FAILED": "F", "TIMEOUT": "TO", "NODE_FAIL": "NF",

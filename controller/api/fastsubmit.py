@@ -18,7 +18,7 @@ through the response model.  Here instead:
   answer is written as JSON directly.
 
 Authentication is untouched: the route still declares the ``UserCaller``
-dependency (peer credentials; 401 before the body is even read), and the
+dependency (401 before the body is even read), and the
 request body's schema still appears in ``/openapi.json`` (``SUBMIT_BODY``).
 """
 
@@ -52,7 +52,10 @@ def parse_submission(body: bytes) -> JobSubmit:
         return _SUBMISSION.validate_json(body)
     except ValidationError as e:
         raise RequestValidationError(
-            [{**err, "loc": ("body", *err["loc"])} for err in e.errors(include_url=False)],
+            [
+                {**err, "loc": ("body", *err["loc"])}
+                for err in e.errors(include_url=False, include_input=False)
+            ],
             body=body,
         ) from None
 
@@ -65,19 +68,24 @@ async def submit_job(caller: Caller, request: Request) -> Response:
     return Response(answer, media_type="application/json")
 
 
+# a TCP submission carrying one of these is authenticated here (controller.authn)
+_AUTH_HEADERS = (b"x-slurmlite-munge", b"x-slurm-user-token")
+
 MAX_SUBMIT_BODY = 16 * 1024 * 1024  # bytes: a 4 MiB script plus its environment, with room
 
 
 class SubmitShortcut:
-    """An ASGI app in front of the FastAPI one: ``POST /v1/jobs`` over the Unix socket
-    goes straight to validation and the group commit.
+    """An ASGI app in front of the FastAPI one: ``POST /v1/jobs`` goes straight to
+    validation and the group commit.
 
     The framework's routing, middleware and dependency resolution cost about half
     of a submission's CPU in the controller; a submission needs none of them.
-    Everything is as the FastAPI route does it: the caller comes from the
-    socket's peer credentials (a request without them -- TCP -- goes on to
-    FastAPI, which answers 401), a malformed body gets the same 422 body, a
-    refusal its Slurm errno and 4xx status, the answer comes after the commit.
+    Everything is as the FastAPI route does it: the caller comes from the Unix
+    socket's peer credentials, or over TCP from a munge credential or token
+    header (``controller.authn``, checked before the body is read; a request
+    with neither goes on to FastAPI, which answers 401), a malformed body gets
+    the same 422 body, a refusal its Slurm errno and 4xx status (a bad
+    credential: the 401 body of ``get_user``), the answer comes after the commit.
     Every other request, and every request while tests override dependencies,
     goes to FastAPI unchanged.  Attributes (``state``, ``openapi``...) are the
     FastAPI app's.
@@ -94,14 +102,36 @@ class SubmitShortcut:
             scope["type"] == "http"
             and scope["path"] == "/v1/jobs"
             and scope["method"] == "POST"
-            and scope.get("state", {}).get("peercred")
             and not self.app.dependency_overrides
         ):
-            await self._submit(scope, receive, send)
-            return
+            if scope.get("state", {}).get("peercred"):
+                await self._submit(scope, receive, send)
+                return
+            if any(name in _AUTH_HEADERS for name, _ in scope["headers"]):
+                await self._submit_remote(scope, receive, send)
+                return
         await self.app(scope, receive, send)
 
-    async def _submit(self, scope: dict, receive: Any, send: Any) -> None:  # type: ignore[type-arg]
+    async def _submit_remote(self, scope: dict, receive: Any, send: Any) -> None:  # type: ignore[type-arg]
+        """TCP with a munge credential or a token: authenticate first, then as ``_submit``."""
+        from controller import authn
+        from slurmlite.errors import SlurmError
+
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        try:
+            caller = await authn.identify(self.app.state.controller, headers)
+        except SlurmError as exc:  # the 401 body FastAPI's get_user gives
+            await _answer(send, 401, {"detail": exc.as_answer()})
+            return
+        await self._submit(scope, receive, send, caller)
+
+    async def _submit(
+        self,
+        scope: dict,  # type: ignore[type-arg]
+        receive: Any,
+        send: Any,
+        caller: Caller | None = None,
+    ) -> None:
         from fastapi.encoders import jsonable_encoder
 
         from slurmlite.errors import SlurmError, http_status
@@ -117,9 +147,10 @@ class SubmitShortcut:
                 detail = f"request body over {MAX_SUBMIT_BODY} bytes"
                 await _answer(send, 413, {"detail": detail})
                 return
-        _pid, uid, gid = scope["state"]["peercred"]
         state = self.app.state
-        caller = state.controller.admins.caller(uid, gid)
+        if caller is None:
+            _pid, uid, gid = scope["state"]["peercred"]
+            caller = state.controller.admins.caller(uid, gid)
         try:
             req = parse_submission(body)
             job_id, msg = await state.submits.submit(caller, req)

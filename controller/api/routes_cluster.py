@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Path
 
 from controller.api.deps import Ctl, NodeCaller, UserCaller
 from controller.api.schemas import (
@@ -36,6 +37,9 @@ from slurmlite.protocol import (
     from_dict,
     to_dict,
 )
+from slurmlite.wire_limits import INT32_MAX
+
+JobIdPath = Annotated[int, Path(ge=0, le=INT32_MAX)]
 
 open_router = APIRouter(tags=["health"])
 user_router = APIRouter(prefix="/v1", tags=["cluster"])
@@ -69,8 +73,8 @@ def config(caller: UserCaller, ctl: Ctl) -> ConfigItems:
 
 @user_router.post("/nodes/update", response_model=Ack)
 def update_nodes(body: NodeUpdateModel, caller: UserCaller, ctl: Ctl) -> Ack:  # type: ignore[valid-type]
-    if not caller.admin:
-        raise SlurmError(errors.ESLURM_ACCESS_DENIED)
+    if not caller.admin:  # Slurm's answer to a non-operator: "Invalid user id"
+        raise SlurmError(errors.ESLURM_USER_ID_MISSING)
     ctl.nodes.update(from_dict(NodeUpdate, body.model_dump()), caller.uid)  # type: ignore[attr-defined]
     ctl.loop.wake()
     return Ack(ok=True, changed=True)
@@ -102,7 +106,7 @@ def heartbeat(name: str, body: NodeHeartbeatModel, node: NodeCaller, ctl: Ctl) -
 
 
 @node_router.post("/jobs/{job_id}/complete", response_model=Ack)
-async def complete(job_id: int, body: JobCompletionModel, node: NodeCaller, ctl: Ctl) -> Ack:  # type: ignore[valid-type]
+async def complete(job_id: JobIdPath, body: JobCompletionModel, node: NodeCaller, ctl: Ctl) -> Ack:  # type: ignore[valid-type]
     msg = from_dict(JobCompletion, body.model_dump())  # type: ignore[attr-defined]
     if msg.node != node or msg.job_id != job_id:
         raise SlurmError(errors.ESLURM_ACCESS_DENIED, f"node {node} cannot report for {msg.node}")

@@ -1,8 +1,17 @@
-"""Job routes: submit, list, accounting, cancel (users, over the Unix socket)."""
+"""Job routes: submit, list, accounting, cancel (users, over the Unix socket).
+
+Query parameters are text lists (``?ids=3,4&ids=7``); a value that cannot
+name anything (``ids=abc``, an id beyond 32 bits) matches nothing; one with
+a NUL character is refused (422: PostgreSQL cannot compare such text).  The
+submission's answer links to what can be done with the new job next (list,
+account, cancel, hold, release, requeue, update: OpenAPI ``links``), so
+clients and schemathesis' state machine can follow.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 
@@ -12,6 +21,8 @@ from controller.api.schemas import (
     CancelRequestModel,
     CancelResults,
     JobList,
+    JobTable,
+    NoNul,
     SubmitResultModel,
 )
 from controller.auth import Caller
@@ -19,9 +30,40 @@ from controller.context import Controller
 from controller.convert import UnknownField
 from controller.listing import JobQuery
 from slurmlite.protocol import CancelRequest, from_dict, to_dict
+from slurmlite.wire_limits import INT32_MAX
 
 router = APIRouter(prefix="/v1", tags=["jobs"])
-ListQuery = Annotated[list[str] | None, Query()]
+ListQuery = Annotated[list[NoNul] | None, Query()]
+Time = Annotated[float | None, Query(allow_inf_nan=False)]
+_DIGITS = re.compile(r"[0-9]{1,10}")
+
+# the new job's id, as later requests take it
+_NEW_JOB = "$response.body#/job_id"
+SUBMIT_LINKS: dict[str, Any] = {
+    "ShowJob": {
+        "operationId": "list_jobs",
+        "parameters": {"ids": _NEW_JOB, "all_states": True, "steps": True},
+        "description": "The job just submitted, as squeue/scontrol show it.",
+    },
+    "CancelJob": {
+        "operationId": "cancel_jobs",
+        "requestBody": {"job_ids": [_NEW_JOB]},
+        "description": "scancel of the job just submitted.",
+    },
+    "AccountJob": {
+        "operationId": "accounting",
+        "parameters": {"ids": _NEW_JOB},
+        "description": "The job's accounting record, as sacct shows it.",
+    },
+    **{
+        f"{verb.capitalize()}Job": {
+            "operationRef": f"#/paths/~1v1~1jobs~1{verb}/post",  # controller.api.routes_jobops
+            "requestBody": {"job_ids": [_NEW_JOB]},
+            "description": f"scontrol {verb} of the job just submitted.",
+        }
+        for verb in ("hold", "release", "requeue", "update")
+    },
+}
 
 
 def _job_list(
@@ -45,10 +87,12 @@ def _fields(values: list[str] | None) -> list[str] | None:
 
 
 def _ids(values: list[str] | None) -> list[int] | None:
-    """``?ids=3,4&ids=7`` -> [3, 4, 7]; no parameter -> None (all jobs); ``abc`` matches no job."""
+    """``?ids=3,4&ids=7`` -> [3, 4, 7]; no parameter -> None (all jobs); ``abc`` and
+    ``99999999999`` (beyond any job id) match no job."""
     if not values:
         return None
-    return [int(x) for x in _csv(values) or [] if x.isdigit()]
+    ids = (int(x) for x in _csv(values) or [] if _DIGITS.fullmatch(x))
+    return [i for i in ids if i <= INT32_MAX]
 
 
 def _csv(values: list[str] | None) -> list[str] | None:
@@ -58,12 +102,16 @@ def _csv(values: list[str] | None) -> list[str] | None:
     return out or None
 
 
-@router.post("/jobs", response_model=SubmitResultModel, openapi_extra=SUBMIT_BODY)
+@router.post(
+    "/jobs",
+    response_model=SubmitResultModel,
+    openapi_extra={**SUBMIT_BODY, "responses": {"200": {"links": SUBMIT_LINKS}}},
+)
 async def submit(caller: UserCaller, request: Request) -> Response:  # type: ignore[valid-type]
     return await submit_job(caller, request)  # validation, group commit: see fastsubmit
 
 
-@router.get("/jobs", response_model=JobList)
+@router.get("/jobs", response_model=JobList | JobTable, operation_id="list_jobs")
 def list_jobs(
     caller: UserCaller,
     ctl: Ctl,
@@ -88,7 +136,7 @@ def list_jobs(
     return _job_list(ctl, caller, q, _fields(fields))
 
 
-@router.get("/accounting", response_model=JobList)
+@router.get("/accounting", response_model=JobList, operation_id="accounting")
 def accounting(
     caller: UserCaller,
     ctl: Ctl,
@@ -96,8 +144,8 @@ def accounting(
     users: ListQuery = None,
     names: ListQuery = None,
     states: ListQuery = None,
-    start: float | None = None,
-    end: float | None = None,
+    start: Time = None,
+    end: Time = None,
 ):
     wanted = set(_csv(states) or []) or None
     q = JobQuery(
@@ -114,7 +162,7 @@ def accounting(
     return _job_list(ctl, caller, q)
 
 
-@router.post("/jobs/cancel", response_model=CancelResults)
+@router.post("/jobs/cancel", response_model=CancelResults, operation_id="cancel_jobs")
 async def cancel(body: CancelRequestModel, caller: UserCaller, ctl: Ctl):  # type: ignore[valid-type]
     import asyncio
 

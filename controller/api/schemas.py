@@ -8,30 +8,53 @@ defaults), so FastAPI validates requests, documents every route in
 ``tests/unit/test_protocol_sync.py`` checks the mirror field by field.
 
 Create schemas (requests) and read schemas (responses) are distinct models,
-as they are distinct dataclasses.
+as they are distinct dataclasses.  A request model also carries what each
+value may be (``slurmlite.wire_limits``): integers within their field's
+range, finite floats, text without NUL characters -- anything else is a 422
+naming the field, never a value that fails later in the store (HTTP 500).
+Answer models (``ANSWERS``) carry no such limits: the controller's own
+values are not checked twice, and a check failing there would be a 500.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import typing
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 
 from slurmlite import protocol as p
+from slurmlite.wire_limits import bounds, no_nul
 
 _cache: dict[type, type[BaseModel]] = {}
 
 
+# the answers' dataclasses: their mirrors carry no limits (see the module's docstring)
+ANSWERS = frozenset(
+    {
+        p.SubmitResult,
+        p.JobInfo,
+        p.StepInfo,
+        p.NodeAlloc,
+        p.NodeInfo,
+        p.PartitionInfo,
+        p.CancelResult,
+        p.CompletionAck,
+        p.CompletionAcks,
+    }
+)
+NoNul = Annotated[str, AfterValidator(no_nul)]
+
+
 def mirror(dc: type) -> type[BaseModel]:
-    """A pydantic model with exactly the fields of dataclass ``dc``."""
+    """A pydantic model with exactly the fields of dataclass ``dc`` (limited unless an answer)."""
     if dc in _cache:
         return _cache[dc]
     hints = typing.get_type_hints(dc)
     fields: dict[str, Any] = {}
     for f in dataclasses.fields(dc):
-        tp = _swap(hints[f.name])
+        tp = _swap(hints[f.name], None if dc in ANSWERS else f.name)
         if f.default is not dataclasses.MISSING:
             fields[f.name] = (tp, f.default)
         elif f.default_factory is not dataclasses.MISSING:
@@ -43,15 +66,23 @@ def mirror(dc: type) -> type[BaseModel]:
     return model
 
 
-def _swap(tp: Any) -> Any:
-    """Replace nested protocol dataclasses by their mirrors inside a type."""
+def _swap(tp: Any, limit: str | None) -> Any:
+    """Replace nested protocol dataclasses by their mirrors inside a type; with ``limit``
+    (the field's name), give ints its range, floats finiteness, strings no NUL."""
     if dataclasses.is_dataclass(tp):
         return mirror(tp)  # type: ignore[arg-type]
+    if limit is not None and tp is int:
+        lo, hi = bounds(limit)
+        return Annotated[int, Field(ge=lo, le=hi)]
+    if limit is not None and tp is float:
+        return Annotated[float, Field(allow_inf_nan=False)]
+    if limit is not None and tp is str:
+        return NoNul
     args = typing.get_args(tp)
     if not args:
         return tp
     origin = typing.get_origin(tp)
-    new = tuple(_swap(a) for a in args)
+    new = tuple(_swap(a, limit) for a in args)
     if origin is typing.Union or str(origin) == "<class 'types.UnionType'>":
         return typing.Union[new]  # noqa: UP007
     return origin[new] if len(new) > 1 else origin[new[0]]
@@ -107,8 +138,17 @@ class CancelResults(BaseModel):
     results: list[CancelResultModel]  # type: ignore[valid-type]
 
 
+class JobTable(BaseModel):
+    """``GET /v1/jobs?fields=...``: the named JobInfo fields, one row of values per job."""
+
+    fields: list[str]
+    rows: list[list[Any]]
+
+
 class ConfigItems(BaseModel):
-    items: list[tuple[str, str]]
+    # (key, value) pairs; a pair as a 2-item list (a tuple's "prefixItems" schema
+    # comes out of FastAPI as an OpenAPI 3.0 "items" array, which 3.1 refuses)
+    items: list[Annotated[list[str], Field(min_length=2, max_length=2)]]
 
 
 class WhoAmI(BaseModel):

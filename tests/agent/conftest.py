@@ -1,5 +1,5 @@
 """Fixtures for agent tests: a scratch area any user may write, and a Launcher
-whose jobs are killed and reaped after each test."""
+whose jobs are killed and reaped, and whose cgroups are removed, after each test."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.isolation import discard
 from agent.launcher import Launcher, RunningJob
 from slurmlite.protocol import LaunchSpec
 
@@ -23,8 +24,11 @@ def area() -> Iterator[Path]:
     os.chmod(path, 0o777)
     (path / "work").mkdir(mode=0o777)
     os.chmod(path / "work", 0o777)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    try:
+        yield path
+    finally:
+        discard(path / "spool")  # the cgroups of jobs an agent on area/spool left behind
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
@@ -40,7 +44,11 @@ def launcher(area: Path) -> Iterator[Launcher]:
         return job
 
     real.start = start  # type: ignore[method-assign]
-    yield real
-    for job in started:
-        job.signal(signal.SIGKILL)
-        job.wait()
+    try:
+        yield real
+    finally:
+        for job in started:
+            job.signal(signal.SIGKILL)
+            job.wait()
+        if real.cgroups is not None:  # cgroups the test's jobs left (none, normally)
+            real.cgroups.destroy()

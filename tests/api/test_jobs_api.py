@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from slurmlite import errors
-from slurmlite.credential import controller_key, verify_credential
+from slurmlite.credential import node_key, orders_key, verify_credential
 from slurmlite.protocol import JobCompletion
 from tests.api.conftest import BOB, KEY, ROOT
 
@@ -22,8 +22,9 @@ def test_submit_then_tick_starts_job_and_sends_one_signed_launch(harness):
     job = h.job(jid)
     assert job["state"] == "RUNNING" and job["nodes"] == ["n1"] and job["batch_host"] == "n1"
     [spec] = launches(h)
-    claims = verify_credential(controller_key(KEY), spec.credential, h.clock())
+    claims = verify_credential(orders_key(node_key(KEY, "n1")), spec.credential, h.clock())
     assert claims["op"] == "launch" and claims["job"] == jid and claims["nodes"] == ["n1"]
+    assert claims["node"] == "n1"  # signed for the batch host alone
     assert claims["uid"] == 1001 and spec.uid == 1001
     assert spec.environment["SLURM_JOB_ID"] == str(jid)
     assert spec.environment["SLURM_MEM_PER_CPU"] == "1000"  # DefMemPerCPU applied at submit

@@ -315,15 +315,12 @@ def test_node_update_refusals(fake, capsys):
 @pytest.mark.parametrize(
     ("argv", "verb"),
     [
-        (["hold", "52"], "hold"),
-        (["uhold", "52"], "uhold"),
-        (["release", "54"], "release"),
-        (["requeue", "50"], "requeue"),
-        (["update", "jobid=51", "TimeLimit=30"], "update"),
         (["suspend", "50"], "suspend"),
+        (["resume", "50"], "resume"),
+        (["top", "50"], "top"),
     ],
 )
-def test_job_changes_are_not_supported_yet(fake, capsys, argv, verb):
+def test_suspend_resume_and_top_are_not_supported_yet(fake, capsys, argv, verb):
     assert run(capsys, argv) == ("", f"scontrol: error: {verb} is not supported yet\n", 1)
 
 

@@ -112,11 +112,20 @@ LIVE = [
     "50_squeue_start",
     "50_squeue_user_pending",
     "51_scancel_other_users_job",
+    "51_scontrol_hold",
+    "51_scontrol_hold_admin",
+    "51_scontrol_release",
+    "51_scontrol_release_admin",
+    "51_scontrol_release_admin_hold_as_user",
+    "51_scontrol_update_other_users_job",
+    "51_scontrol_update_timelimit",
+    "51_scontrol_update_timelimit_increase_as_user",
     "52_scancel_already_cancelled",
     "52_scancel_completed",
     "52_scancel_pending",
     "52_scancel_running",
     "52_scancel_signal_running",
+    "52_scontrol_requeue_running",
     "52_squeue_after_cancel_running",
     "60_killed9_job_output",
     "60_sacct_X_states",
@@ -142,9 +151,6 @@ STEPS = "srun job steps"
 SRUN_IN_SCRIPT = "srun job steps (the job script runs srun)"
 PRIO = "multifactor priority (sprio)"
 FAIRSHARE = "fair-share (sshare)"
-HOLD = "scontrol hold/release"
-UPDATE = "scontrol update JobId=... (and its permission checks)"
-REQUEUE = "scontrol requeue"
 DEPENDENCY = "--dependency"
 JSON = "--json output"
 BEGIN = "--begin"
@@ -167,16 +173,6 @@ DEFERRED: dict[str, tuple[int | None, str]] = {
     "50_sshare": (6, FAIRSHARE),
     "50_sshare_a_l": (6, FAIRSHARE),
     "50_sshare_parsable": (6, FAIRSHARE),
-    # issue 4: job holds, updates and requeues with their permission checks
-    "51_scontrol_hold": (4, HOLD),
-    "51_scontrol_hold_admin": (4, HOLD),
-    "51_scontrol_release": (4, HOLD),
-    "51_scontrol_release_admin": (4, HOLD),
-    "51_scontrol_release_admin_hold_as_user": (4, HOLD),
-    "51_scontrol_update_other_users_job": (4, UPDATE),
-    "51_scontrol_update_timelimit": (4, UPDATE),
-    "51_scontrol_update_timelimit_increase_as_user": (4, UPDATE),
-    "52_scontrol_requeue_running": (4, REQUEUE),
     # no open issue yet: job arrays, dependencies, JSON output
     "16_env_array_0-2": (None, ARRAYS),
     "20_output_array_default": (None, ARRAYS),
@@ -218,21 +214,6 @@ REFUSALS: dict[str, Refusal] = {
     SRUN_IN_SCRIPT: Refusal("srun -n1 true", 1, "srun is not supported yet", r"\nsrun[ :]|\.0\|"),
     PRIO: Refusal("sprio", 1, "sprio is not supported yet", r"^\$ sprio"),
     FAIRSHARE: Refusal("sshare", 1, "sshare is not supported yet", r"^\$ sshare"),
-    HOLD: Refusal(
-        "scontrol hold 999999; scontrol release 999999",
-        1,
-        "hold is not supported yet\nscontrol: error: release is not supported yet",
-        r"scontrol (hold|release)",
-    ),
-    UPDATE: Refusal(
-        "scontrol update jobid=999999 TimeLimit=5",
-        1,
-        "update is not supported yet",
-        "update jobid=",
-    ),
-    REQUEUE: Refusal(
-        "scontrol requeue 999999", 1, "requeue is not supported yet", r"scontrol requeue"
-    ),
     DEPENDENCY: Refusal(
         "sbatch --dependency=afterok:1 --wrap true",
         1,

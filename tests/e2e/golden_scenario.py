@@ -12,7 +12,9 @@ order, and runs each golden command at its moment:
    both nodes; ``wants-2nodes``, ``small-one``, ``held`` (``--hold``),
    ``gpu-job`` (``--gres=gpu:2``) and ``fails`` pend behind it -> every
    ``50_*`` command;
-4. cancels (52_*) and another user's refused cancel (51);
+4. job changes: holds, releases and time limits, some by another user
+   (51_*, ``golden_jobops``); another user's refused cancel and update; the
+   pending cancel; big-running requeued, then cancelled while it waits (52_*);
 5. jobs ending COMPLETED, FAILED (exit 1, exit 3, SIGKILL) and CANCELLED
    while running (65-70) -> the ``60_*`` commands, then the idle cluster.
 
@@ -31,8 +33,9 @@ import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.e2e.conftest import run_as, wait_for
+from tests.e2e.conftest import wait_for
 from tests.e2e.golden_catalog import LIVE, load
+from tests.e2e.golden_jobops import job_changes, requeue_running, wait_requeued_eligible
 from tests.e2e.golden_live_specs import GOLDEN_ROLES, NOT_REPLAYED
 
 UNIVERSE = set(GOLDEN_ROLES) | set(NOT_REPLAYED)  # every golden job id a command may name
@@ -60,6 +63,7 @@ class Story:
         self.group = grp.getgrgid(self.gid).gr_name
         self.host = socket.gethostname()
         self.account = ""
+        self.others: list[int] = []  # jobs of other users (no role): cancelled in cleanup
 
     # ------------------------------------------------------------ helpers
 
@@ -116,9 +120,9 @@ class Story:
 
     def cleanup(self) -> None:
         """Cancel every job of the story and give them a moment to go (never raises)."""
-        if not self.ids:
+        if not self.ids and not self.others:
             return
-        self.sh("scancel " + " ".join(str(i) for i in self.ids.values()))
+        self.sh("scancel " + " ".join(str(i) for i in [*self.ids.values(), *self.others]))
         try:
             self.wait_finished(list(self.ids), timeout=15)
         except AssertionError:
@@ -196,25 +200,20 @@ class Story:
         self.capture("52_scancel_signal_running")
 
     def cancels(self) -> None:
-        """Golden 51-52: another user's cancel is refused; ours are silent."""
+        """Golden 51-52: job changes and another user's refusals (``golden_jobops``), the
+        pending cancel, then big-running requeued (its nodes free: the queue runs) and
+        cancelled while it waits out its BeginTime, as on the anchor."""
         target = self.submit("other-users-target", "-J other-target --wrap 'sleep 300'")
-        from cli import client, scancel  # noqa: F401 (imported before the fork drops privileges)
-
-        if os.geteuid() == 0:
-            code, out, err = run_as_nobody(
-                scancel.main, [str(target)], self.work, self.cluster.env()
-            )
-            self.captures["51_scancel_other_users_job"] = Capture(out, err, code, self.work)
-        else:
-            self.unavailable["51_scancel_other_users_job"] = "acting as another user needs root"
+        job_changes(self, target)
         self.sh(f"scancel {target}")
         self.capture("52_scancel_pending")
+        requeue_running(self)
         self.capture("52_scancel_running")
         self.capture("52_squeue_after_cancel_running")
         self.capture("52_scancel_already_cancelled")
-        self.wait_finished(["gpu-job", "small-one", "fails"])
+        self.wait_finished(["gpu-job", "small-one", "fails", "held"])
         self.capture("52_scancel_completed")
-        self.sh(f"scancel {self.ids['held']}")
+        wait_requeued_eligible(self)
 
     def final_states(self) -> None:
         """Golden 65-70 and the 60_* views of every state."""
@@ -254,8 +253,3 @@ class Story:
                 return
         for name in ("60_scontrol_show_job_timeout", "60_timeout_job_output"):
             self.unavailable[name] = why
-
-
-def run_as_nobody(main, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
-    """Run a command's ``main(argv)`` in a child that became ``nobody``."""
-    return run_as(pwd.getpwnam("nobody"), main, argv, str(cwd), env)

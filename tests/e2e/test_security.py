@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 
 from slurmlite.config import load_config
-from slurmlite.credential import controller_key, sign_credential
+from slurmlite.credential import node_key, orders_key, sign_credential
 from tests.e2e.conftest import run_as
 
 TEST_USER = "slurmlite-bob"
@@ -84,21 +84,23 @@ def test_agent_spawns_nothing_without_a_valid_controller_credential(cluster, job
     n1 = cfg.node("n1")
     url = f"http://{n1.addr}:{n1.port}/v1/launch"
     marker = str(jobdir / "pwned")
+    # the requests are not signed by the controller (401, body unread; signed requests
+    # carrying bad orders: tests/e2e/test_node_keys.py)
     # 1) garbage credential
     status, _ = http("POST", url, _launch_body(marker, "garbage"))
-    assert status == 403
+    assert status == 401
     # 2) well-formed but signed with the wrong key
     forged = sign_credential(
-        controller_key(b"not-the-cluster-key" * 3),
-        {"op": "launch", "job": 999999, "restarts": 0, "nodes": ["n1"]},
+        orders_key(node_key(b"not-the-cluster-key" * 3, "n1")),
+        {"op": "launch", "job": 999999, "restarts": 0, "node": "n1", "nodes": ["n1"]},
         now=time.time(),
         ttl=60,
     )
     status, text = http("POST", url, _launch_body(marker, forged))
-    assert status == 403 and "credential" in text
+    assert status == 401 and "not signed" in text
     # 3) no credential at all
     body = _launch_body(marker, "")
-    assert http("POST", url, body)[0] == 403
+    assert http("POST", url, body)[0] == 401
     assert _never_appears(marker)
     assert http("GET", f"http://{n1.addr}:{n1.port}/health")[0] == 200
 

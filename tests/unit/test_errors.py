@@ -114,7 +114,7 @@ def test_http_status_mapping() -> None:
     assert http_status(ESLURM_INVALID_JOB_ID) == 404
     assert http_status(ESLURM_ALREADY_DONE) == 409
     assert http_status(errors.ESLURM_INTERNAL) == 500
-    assert http_status(ESLURM_NOT_SUPPORTED) == 501
+    assert http_status(ESLURM_NOT_SUPPORTED) == 400  # the client asked for too much: 4xx
     assert http_status(123456) == 400  # unknown codes are the client's problem
 
 

@@ -75,3 +75,10 @@ def test_claims_without_user_or_expiry_are_refused():
         verify_token(KEY, signed({"alg": "HS256"}, {"exp": 10**10}), now=0)
     with pytest.raises(ValueError):
         make_token(KEY, "alice", lifespan=0, now=0)
+
+
+def test_a_non_ascii_signature_is_refused_not_a_crash():
+    key = b"k" * 32
+    head, body, _sig = make_token(key, "alice", 60, now=100.0).split(".")
+    with pytest.raises(TokenError):
+        verify_token(key, f"{head}.{body}.\u00e9\u00e9", now=101.0)

@@ -1,0 +1,204 @@
+"""Checking the controller's orders: who sent them, for whom, and only once.
+
+An agent holds one secret, its node key (``slurmlite.credential``), and
+derives from it the two keys the controller uses towards this node: the
+*to-node key* of signed requests and the *orders key* of launch and signal
+credentials.  ``OrderGate`` applies two checks, in this order:
+
+1. **the request** (``check_request``): every route but ``/health`` and
+   ``/openapi.json`` must carry the controller's signature headers made with
+   the to-node key, for this node's name, within ``MAX_SKEW`` of our clock,
+   with a nonce not seen in that window (in memory: after a restart the
+   clock check covers what was forgotten).  Failing: HTTP 401.
+2. **each order** (``verify``): its credential must be signed with the
+   orders key, unexpired, name this node, the operation, job, restart
+   count, uid/gid, script and request body that came with it.  Failing:
+   HTTP 403 (or ``refused`` for one order of a batch), nothing spawned or
+   signalled.
+
+Then its nonce.  Every accepted credential's nonce is remembered until the
+credential expires, in ``<spool>/nonces`` (``SeenNonces``), so a restarted
+agent still knows it.  A credential seen before is a *replay*:
+
+* a launch whose run is here and still going (or being started) is let
+  through: the launch path answers "already running" and spawns nothing,
+  so the controller's retry of a launch stays harmless (idempotent);
+* anything else is refused: a signal or terminate order, or a launch whose
+  run has ended (it would run the job a second time).
+
+A relaunch after a requeue or a controller restart is a new credential
+(restart count and nonce differ), so it is accepted.
+
+Example: the controller sends launch L (nonce a1, job 7, restarts 0).
+Accepted; ``nonces`` gains ``<exp> a1``.  L again while job 7 runs ->
+"already running".  Job 7 ends; L again, even after ``slurmd`` restarted ->
+403 "replayed credential".  The requeued job's launch (restarts 1, nonce
+b2) -> started.
+
+File format: one ``EXPIRY NONCE`` line per accepted credential, appended
+(no fsync: a replay needs the agent, not the machine, to have restarted;
+after a reboot no run of before is left to protect).  On open, and when
+expired lines outnumber live ones, the file is rewritten whole (written
+aside, renamed into place) without the expired ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from slurmlite.credential import (
+    CredentialError,
+    NonceCache,
+    canonical_body,
+    check_request,
+    orders_key,
+    to_node_key,
+    verify_credential,
+)
+
+NONCE = re.compile(r"[0-9A-Za-z_-]{8,128}")
+COMPACT_SLACK = 256  # stale lines tolerated before the file is rewritten
+
+
+class OrderRefused(Exception):
+    """A controller order failed its credential checks (HTTP 403)."""
+
+
+class SeenNonces:
+    """Nonces of accepted credentials, kept until they expire, persisted in one file."""
+
+    def __init__(self, path: Path, now: float) -> None:
+        self.path = path
+        self._live: dict[str, float] = {}  # nonce -> expiry
+        self._lines = 0  # lines in the file
+        self._fd: int | None = None  # the file, open for appending
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            text = ""
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) == 2 and NONCE.fullmatch(parts[1]):
+                try:
+                    self._live[parts[1]] = float(parts[0])
+                except ValueError:
+                    continue  # a torn line of a crash: ignored
+        self._rewrite(now)
+
+    def __contains__(self, nonce: str) -> bool:
+        return nonce in self._live
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def add(self, nonce: str, expiry: float) -> None:
+        """Remember ``nonce`` until ``expiry``: in memory, and appended to the file."""
+        assert self._fd is not None, "closed"
+        self._live[nonce] = expiry
+        os.write(self._fd, f"{expiry:.3f} {nonce}\n".encode())
+        self._lines += 1
+
+    def prune(self, now: float) -> None:
+        """Forget expired nonces (their credentials fail the expiry check anyway)."""
+        self._live = {n: e for n, e in self._live.items() if e >= now}
+        if self._lines - len(self._live) > COMPACT_SLACK:
+            self._rewrite(now)
+
+    def _rewrite(self, now: float) -> None:
+        self._live = {n: e for n, e in self._live.items() if e >= now}
+        tmp = self.path.with_name(self.path.name + ".new")
+        with open(tmp, "w") as f:
+            f.writelines(f"{e:.3f} {n}\n" for n, e in self._live.items())
+        os.replace(tmp, self.path)
+        self.close()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        self._lines = len(self._live)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class OrderGate:
+    """What an agent knows to check the controller's requests and orders: its node key."""
+
+    def __init__(self, name: str, node_key: bytes, spool: Path) -> None:
+        self.name = name
+        self._request_key = to_node_key(node_key)
+        self._orders_key = orders_key(node_key)
+        self._requests = NonceCache()
+        spool.mkdir(parents=True, exist_ok=True)
+        self.seen = SeenNonces(spool / "nonces", time.time())
+        self._last_prune = time.time()
+
+    def check_request(
+        self, headers: Mapping[str, str], method: str, path: str, body: bytes, now: float
+    ) -> None:
+        """Raise ``CredentialError`` unless the controller signed this request for this node."""
+
+        def key_of(node: str) -> bytes:
+            if node != self.name:
+                raise CredentialError(f"request is for node {node}, this is node {self.name}")
+            return self._request_key
+
+        check_request(key_of, headers, method, path, body, now, self._requests)
+
+    def verify(
+        self, op: str, body: dict[str, Any], now: float, running: Callable[[int, int], bool]
+    ) -> dict[str, Any]:
+        """The claims of a valid, first-seen order; ``OrderRefused`` otherwise (see module doc).
+
+        ``running(job, restarts)``: that run is here and going, or being started.
+        """
+        try:
+            claims = verify_credential(self._orders_key, body.get("credential", ""), now)
+        except CredentialError as e:
+            raise OrderRefused(str(e)) from None
+        for ok, why in _claim_checks(op, claims, body, self.name):
+            if not ok:
+                raise OrderRefused(why)
+        nonce = claims.get("nonce")
+        if not isinstance(nonce, str) or not NONCE.fullmatch(nonce):
+            raise OrderRefused("credential has no nonce")
+        if now - self._last_prune > 30:
+            self.seen.prune(now)
+            self._last_prune = now
+        if nonce in self.seen:
+            if op == "launch" and running(claims["job"], claims["restarts"]):
+                return claims  # a repeated launch: answered "already running"
+            raise OrderRefused("replayed credential")
+        self.seen.add(nonce, float(claims["exp"]))
+        return claims
+
+    def close(self) -> None:
+        self.seen.close()
+
+
+def _claim_checks(
+    op: str, claims: dict[str, Any], body: dict[str, Any], name: str
+) -> list[tuple[bool, str]]:
+    ops = {"launch": {"launch"}, "signal": {"signal", "terminate"}}[op]
+    checks = [
+        (claims.get("op") in ops, "wrong operation"),
+        (claims.get("node") == name, f"credential is not for node {name}"),
+        (claims.get("job") == body.get("job_id"), "job id mismatch"),
+        (claims.get("restarts") == body.get("restarts"), "restart count mismatch"),
+        (claims.get("body") == _sha(canonical_body(body)), "request altered"),
+    ]
+    if op == "launch":
+        same_ids = claims.get("uid") == body.get("uid") and claims.get("gid") == body.get("gid")
+        checks.append((same_ids, "uid/gid mismatch"))
+        script = body.get("script", "")
+        checks.append((claims.get("script_sha256") == _sha(script.encode()), "script altered"))
+    return checks
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

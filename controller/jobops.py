@@ -1,0 +1,285 @@
+"""Changing jobs that exist: hold, release, requeue, update (``scontrol``'s job verbs).
+
+Every operation takes the caller and a list of job ids and answers one
+``OpResult`` per id (errno 0: done), all in one transaction.  Each id is
+checked in Slurm's order (spec §1.7-§1.8, ``S:src/slurmctld/job_mgr.c``):
+
+1. the job must be known: a finished job past ``MinJobAge`` is gone, as it
+   is for ``scontrol show job`` -> ``ESLURM_INVALID_JOB_ID``;
+2. hold, release and update refuse a finished job (``ESLURM_JOB_FINISHED``);
+3. ``may_act_on`` (``controller.auth``), the one authorization rule:
+   another user's job is ``ESLURM_USER_ID_MISSING`` ("Invalid user id") for
+   hold/release/update and ``ESLURM_ACCESS_DENIED`` for requeue, as Slurm
+   answers each RPC;
+4. the operation's own rules:
+
+   * **hold** = priority 0.  An operator's ``hold`` is an admin hold
+     (``JobHeldAdmin``), the owner's (or anyone's ``uhold``) a user hold
+     (``JobHeldUser``).  Holding a held job only lets an operator switch
+     its kind.  A running job keeps running: its hold matters if it is
+     requeued.
+   * **release**: an operator releases any hold, the owner only a user hold
+     (an admin hold -> ``ESLURM_ACCESS_DENIED``).  The job gets a fresh
+     priority and reason ``None`` until the next scheduling pass looks at
+     it; releasing a job that is not held does nothing.
+   * **requeue** (batch jobs that allow it, else ``ESLURM_DISABLED``; a
+     pending job -> ``ESLURM_JOB_PENDING``): a running job's nodes are told
+     to terminate that run, and the job goes back to PENDING as after a
+     node failure (``loop._requeue``: restart count + 1, reason
+     ``BeginTime`` for ``requeue_delay`` seconds, its resources free at
+     once).  Unlike a node failure, the old run's batch step is kept: its
+     end, reported by the agent, is recorded there (``JobService``), so
+     sacct shows ``batch CANCELLED 0:15`` as Slurm does.  A finished job is
+     requeued the same way.  ``requeuehold`` adds a user hold.
+   * **update**: every change is checked before any is made.  TimeLimit:
+     an operator sets any value; the owner may lower it, and may raise it
+     only while the job is pending and within the partition's MaxTime, else
+     ``ESLURM_ACCESS_DENIED``.  Partition: pending jobs only
+     (``ESLURM_JOB_NOT_PENDING``), a known partition accepting jobs.
+     JobName, Comment and Requeue: any job not finished.
+
+Example: bob (uid 1002) holds alice's pending job 7 -> ``[OpResult(7,
+ESLURM_USER_ID_MISSING)]``, nothing changes; alice holds it ->
+``JobHeldUser``, priority 0; root then releases it -> reason ``None``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from controller.auth import Caller, may_act_on
+from controller.convert import split_list
+from controller.jobs import AgentOrder, JobService
+from controller.snapshot import pending_job
+from controller.store.models import JobRow
+from slurmlite import errors
+from slurmlite.scheduler.priority import initial_priority
+from slurmlite.states import is_finished
+from slurmlite.timefmt import fmt_timestamp
+
+USER_HOLD, ADMIN_HOLD = "JobHeldUser", "JobHeldAdmin"
+REQUEUE_HELD = "job requeued in held state"  # scontrol show job's Reason description
+YEAR_MIN = 365 * 24 * 60  # an unlimited job counts as one year when its limit changes
+
+
+@dataclass
+class OpResult:
+    job_id: int
+    errno: int = 0  # 0: done; else a slurmlite.errors code
+
+    @property
+    def error(self) -> str | None:
+        return errors.message(self.errno) if self.errno else None
+
+
+@dataclass
+class JobChanges:
+    """``scontrol update JobId=...``: None = leave as it is."""
+
+    time_limit: int | None = None  # minutes
+    unlimited: bool = False  # TimeLimit=UNLIMITED
+    name: str | None = None
+    comment: str | None = None
+    partition: str | None = None
+    requeue: bool | None = None
+
+    @property
+    def limit_given(self) -> bool:
+        return self.unlimited or self.time_limit is not None
+
+
+@dataclass
+class OpOutcome:
+    results: list[OpResult] = field(default_factory=list)
+    orders: list[AgentOrder] = field(default_factory=list)  # requeue: runs to terminate
+
+
+Step = Callable[[JobRow, float, OpOutcome], int]
+
+
+class JobOps:
+    """The job verbs over a ``JobService``'s store and configuration."""
+
+    def __init__(self, jobs: JobService) -> None:
+        self.db = jobs.db
+        self.cfg = jobs.validator.cfg
+        self.policy = jobs.validator.policy
+        self.clock = jobs.clock
+        self.min_job_age = jobs.min_job_age
+
+    def _each(self, ids: list[int], step: Step) -> OpOutcome:
+        """Apply ``step`` to each job in one transaction; an unknown id is refused here."""
+        now = self.clock()
+        out = OpOutcome()
+        with self.db.write() as s:
+            for job_id in dict.fromkeys(ids):  # each id once, in the order given
+                row = s.get(JobRow, job_id)
+                if row is None or self._gone(row, now):
+                    code = errors.ESLURM_INVALID_JOB_ID
+                else:
+                    code = step(row, now, out)
+                out.results.append(OpResult(job_id, code))
+        return out
+
+    def _gone(self, row: JobRow, now: float) -> bool:
+        """Finished, cleaned up and older than MinJobAge: unknown to the controller."""
+        return (
+            is_finished(row.state)
+            and "COMPLETING" not in split_list(row.flags)
+            and row.end_time is not None
+            and now - row.end_time > self.min_job_age
+        )
+
+    # ------------------------------------------------------------ hold
+
+    def hold(self, caller: Caller, ids: list[int], user_hold: bool = False) -> OpOutcome:
+        kind = USER_HOLD if user_hold or not caller.admin else ADMIN_HOLD
+
+        def step(row: JobRow, now: float, _out: OpOutcome) -> int:
+            if is_finished(row.state):
+                return errors.ESLURM_JOB_FINISHED
+            if not may_act_on(caller, row.uid):
+                return errors.ESLURM_USER_ID_MISSING
+            if row.hold is not None and not caller.admin:
+                return 0  # held already; only an operator may change the kind
+            row.hold, row.priority, row.reason, row.state_desc = kind, 0, kind, None
+            if row.state == "PENDING" and (row.eligible_time or 0) <= now:
+                row.eligible_time = None  # eligible again once released
+            return 0
+
+        return self._each(ids, step)
+
+    def release(self, caller: Caller, ids: list[int]) -> OpOutcome:
+        def step(row: JobRow, now: float, _out: OpOutcome) -> int:
+            if is_finished(row.state):
+                return errors.ESLURM_JOB_FINISHED
+            if not may_act_on(caller, row.uid):
+                return errors.ESLURM_USER_ID_MISSING
+            if row.hold is None:
+                return 0  # not held: nothing to release
+            if not caller.admin and row.hold != USER_HOLD:
+                return errors.ESLURM_ACCESS_DENIED
+            row.hold, row.state_desc = None, None
+            row.priority = initial_priority(
+                dataclasses.replace(pending_job(row), held=None), self.policy, sequence=row.id
+            )
+            row.reason = "None"  # a pending job's until the next pass looks at it
+            if row.state == "PENDING" and (row.eligible_time or 0) <= now:
+                row.eligible_time = now
+            return 0
+
+        return self._each(ids, step)
+
+    # --------------------------------------------------------- requeue
+
+    def requeue(self, caller: Caller, ids: list[int], hold: bool = False) -> OpOutcome:
+        delay = int(self.cfg.scheduler_parameters.get("requeue_delay", 120))
+
+        def step(row: JobRow, now: float, out: OpOutcome) -> int:
+            if not may_act_on(caller, row.uid):
+                return errors.ESLURM_ACCESS_DENIED
+            if not row.requeue:
+                return errors.ESLURM_DISABLED
+            if row.state == "PENDING":
+                return errors.ESLURM_JOB_PENDING
+            if row.state in ("RUNNING", "SUSPENDED"):
+                stamp = fmt_timestamp(now)
+                for node in split_list(row.nodes):
+                    line = None
+                    if node == row.batch_host:
+                        line = (
+                            f"slurmstepd-{node}: error: *** JOB {row.id} ON {node} "
+                            f"CANCELLED AT {stamp} DUE TO JOB REQUEUE ***"
+                        )
+                    out.orders.append(
+                        AgentOrder("terminate", row.id, node, row.restarts, message=line)
+                    )
+            _requeue_row(row, now, delay)
+            if hold:
+                row.hold, row.state_desc = USER_HOLD, REQUEUE_HELD
+            if row.hold is not None:
+                row.priority, row.reason = 0, row.hold
+            return 0
+
+        return self._each(ids, step)
+
+    # ---------------------------------------------------------- update
+
+    def update(self, caller: Caller, ids: list[int], changes: JobChanges) -> OpOutcome:
+        def step(row: JobRow, now: float, _out: OpOutcome) -> int:
+            if is_finished(row.state):
+                return errors.ESLURM_JOB_FINISHED
+            if not may_act_on(caller, row.uid):
+                return errors.ESLURM_USER_ID_MISSING
+            code = self._check_partition(row, changes.partition)
+            if code == 0 and changes.limit_given:
+                code = self._check_limit(caller, row, changes)
+            if code != 0:
+                return code
+            if changes.partition is not None:
+                row.partition = changes.partition
+            if changes.limit_given:
+                self._set_limit(row, None if changes.unlimited else changes.time_limit, now)
+            if changes.name is not None:
+                row.name = changes.name
+            if changes.comment is not None:
+                row.comment = changes.comment
+            if changes.requeue is not None:
+                row.requeue = changes.requeue
+            return 0
+
+        return self._each(ids, step)
+
+    def _check_partition(self, row: JobRow, name: str | None) -> int:
+        if name is None or name == row.partition:
+            return 0
+        if row.state != "PENDING":
+            return errors.ESLURM_JOB_NOT_PENDING
+        part = next((p for p in self.cfg.partitions if p.name == name), None)
+        if part is None:
+            return errors.ESLURM_INVALID_PARTITION_NAME
+        if part.state in ("INACTIVE", "DRAIN"):
+            return errors.ESLURM_PARTITION_NOT_AVAIL
+        if not set(split_list(row.req_nodes)) <= set(part.nodes):
+            return errors.ESLURM_REQUESTED_NODES_NOT_IN_PARTITION
+        return 0
+
+    def _check_limit(self, caller: Caller, row: JobRow, changes: JobChanges) -> int:
+        """May ``caller`` set this limit?  Operators: always; the owner: see module doc."""
+        new = None if changes.unlimited else changes.time_limit
+        old = row.time_limit
+        lower = new is not None and (old is None or new < old)
+        if new == old or caller.admin or lower:
+            return 0
+        name = changes.partition or row.partition
+        part = next((p for p in self.cfg.partitions if p.name == name), None)
+        within = part is not None and (
+            part.max_time is None or (new is not None and new <= part.max_time)
+        )
+        return 0 if row.state == "PENDING" and within else errors.ESLURM_ACCESS_DENIED
+
+    @staticmethod
+    def _set_limit(row: JobRow, new: int | None, now: float) -> None:
+        """New limit; a running job's end moves by the difference (never into the past)."""
+        old = row.time_limit
+        row.time_limit = new
+        if row.state not in ("RUNNING", "SUSPENDED") or row.start_time is None:
+            return
+        if new is None:
+            row.end_time = None  # no limit: the time-limit check never fires
+            return
+        before = old if old is not None else YEAR_MIN
+        end = row.end_time if row.end_time is not None else row.start_time + before * 60
+        row.end_time = max(now, end + (new - before) * 60)
+
+
+def _requeue_row(row: JobRow, now: float, delay: int) -> None:
+    """Back to PENDING for another run (``loop._requeue`` without deleting the batch step)."""
+    row.state, row.reason, row.flags, row.state_desc = "PENDING", "BeginTime", "", None
+    row.restarts += 1
+    row.eligible_time = now + delay + 1
+    row.start_time = row.end_time = None
+    row.alloc, row.nodes, row.layout, row.batch_host = "[]", "", "", None
+    row.cancelled_by = None

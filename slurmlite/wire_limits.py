@@ -1,0 +1,156 @@
+"""What a number or a string arriving on the wire may be.
+
+JSON has no size limit for integers and Python none either, but the store
+has: an ``INTEGER`` column of PostgreSQL holds 32 bits (SQLite's 64), so a
+submission with ``nice = 2**70`` used to get as far as the ``INSERT`` and
+fail there, an internal error (HTTP 500) for what is the client's mistake.
+Likewise a NUL character, which PostgreSQL refuses in text and the kernel in
+paths, arguments and environment variables, and ``NaN``/``Infinity`` floats.
+This module says, once, what is acceptable; both daemons' request models are
+built from it (``controller.api.schemas``, ``agent.app``: out of range is a
+422 naming the field), and the submission path, which validates without
+those models, asks ``first_problem`` (a 400 with Slurm's errno).
+
+Ranges go by field name, whatever the message:
+
+* ids and counts (job ids, restarts, CPUs, tasks, nodes, MiB, minutes,
+  seconds): ``0 .. 2**31 - 1``, what the store's columns hold;
+* uids and gids: ``0 .. 2**32 - 2`` (``2**32 - 1`` is ``(uid_t) -1``, "no
+  user");
+* ``nice``: Slurm's ``-2147483645 .. 2147483645``; signals ``0 .. 64``;
+  ports ``0 .. 65535``;
+* any other integer: a signed 32-bit value.
+
+Worked example::
+
+    >>> from slurmlite.protocol import JobSubmit
+    >>> first_problem(JobSubmit(script="x", name="j", work_dir="/", submit_dir="/",
+    ...                          submit_host="h", nice=2**40))
+    ('nice', 'nice=1099511627776 is out of range (-2147483645..2147483645)')
+
+Reference: Slurm's own limits (``NICE_OFFSET`` in ``slurm.h``, job ids and
+counts as 32-bit unsigned integers) and PostgreSQL's numeric types.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+INT32_MAX = 2**31 - 1
+COUNT = (0, INT32_MAX)
+SIGNED = (-(2**31), INT32_MAX)
+ID = (0, 2**32 - 2)
+
+RANGES: dict[str, tuple[int, int]] = {
+    **dict.fromkeys(
+        (
+            "job_id",
+            "job_ids",
+            "running_jobs",
+            "array_job_id",
+            "array_task_id",
+            "restarts",
+            "alloc_sid",
+            "nodes_min",
+            "nodes_max",
+            "ntasks",
+            "ntasks_per_node",
+            "cpus_per_task",
+            "mem_per_node",
+            "mem_per_cpu",
+            "mem_per_gpu",
+            "gres_per_node",
+            "gpus_total",
+            "gpus",
+            "time_limit",
+            "time_limit_s",
+            "kill_wait",
+            "cpus",
+            "real_memory",
+            "free_mem",
+        ),
+        COUNT,
+    ),
+    **dict.fromkeys(("uid", "gid"), ID),
+    "nice": (-(2**31 - 3), 2**31 - 3),
+    "signal": (0, 64),
+    "port": (0, 65535),
+}
+
+
+def bounds(field: str) -> tuple[int, int]:
+    """The inclusive range of integer field ``field`` (a signed 32-bit value by default)."""
+    return RANGES.get(field, SIGNED)
+
+
+def no_nul(text: str) -> str:
+    """``text`` unchanged; ``ValueError`` if it holds a NUL character."""
+    if "\x00" in text:
+        raise ValueError("must not contain a NUL character")
+    return text
+
+
+def first_problem(obj: Any) -> tuple[str, str] | None:
+    """(field, message) of the first value of dataclass ``obj`` that may not travel, or None.
+
+    Looks into lists, dict keys and values, and nested dataclasses (the
+    field returned is the top-level one, the message names the inner one).  A submission's check costs a few
+    microseconds: most fields are None, and an environment's text is
+    searched for NUL in one pass (``str.join``), not entry by entry.
+    """
+    for name, value in _items(obj):
+        kind = type(value)
+        if kind is str:  # the common cases inline: this runs for every submission
+            if "\x00" in value:
+                return name, f"{name} contains a NUL character"
+        elif value is None or kind is bool or not value:
+            continue
+        elif kind is int:
+            lo, hi = RANGES.get(name, SIGNED)
+            if not lo <= value <= hi:
+                return name, f"{name}={value} is out of range ({lo}..{hi})"
+        else:
+            why = _problem(name, value)
+            if why is not None:
+                return name, why
+    return None
+
+
+def _items(obj: Any) -> Any:
+    values = getattr(obj, "__dict__", None)
+    if values is not None:
+        return values.items()
+    return ((f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj))
+
+
+def _problem(name: str, value: Any) -> str | None:
+    kind = type(value)
+    if kind is str:
+        return f"{name} contains a NUL character" if "\x00" in value else None
+    if kind is bool:
+        return None
+    if kind is int:
+        lo, hi = bounds(name)
+        return None if lo <= value <= hi else f"{name}={value} is out of range ({lo}..{hi})"
+    if kind is float:
+        return None if math.isfinite(value) else f"{name}={value} is not a finite number"
+    if kind is dict or kind is list:
+        try:  # all text (the usual case): one search; join raises TypeError otherwise
+            text = "".join(value) + ("".join(value.values()) if kind is dict else "")
+        except TypeError:
+            return _first(name, [*value, *value.values()] if kind is dict else value)
+        return f"{name} contains a NUL character" if "\x00" in text else None
+    if dataclasses.is_dataclass(value):
+        inner = first_problem(value)
+        return None if inner is None else inner[1]
+    return None
+
+
+def _first(name: str, values: list[Any]) -> str | None:
+    for item in values:
+        why = None if item is None else _problem(name, item)
+        if why is not None:
+            return why
+    return None

@@ -1,0 +1,201 @@
+"""scontrol's job verbs against a fake controller: what is sent, what is printed.
+
+The texts are Slurm 22.05's (golden files 51_*): a refusal prints ``<error> for
+job <id>``; hold and release add ``slurm_suspend error: <error>``; exit 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import cli.client
+from cli import scontrol
+from cli.client import Record
+from slurmlite import errors
+from slurmlite.errors import SlurmError
+
+GOLDEN = Path("/work/shared/golden/slurm-22.05")
+
+
+class FakeClient:
+    """Records each verb call; ``refuse`` maps job ids to the errno to answer."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[int], object]] = []
+        self.refuse: dict[int, int] = {}
+        self.down = False  # the controller cannot be reached
+
+    def _answer(self, verb: str, ids: list[int], extra: object) -> list[Record]:
+        if self.down:
+            raise SlurmError(errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
+        self.calls.append((verb, ids, extra))
+        out = []
+        for i in ids:
+            code = self.refuse.get(i, 0)
+            out.append(
+                Record(
+                    {"job_id": i, "errno": code, "error": errors.message(code) if code else None}
+                )
+            )
+        return out
+
+    def hold_jobs(self, ids: list[int], user_hold: bool = False) -> list[Record]:
+        return self._answer("hold", ids, user_hold)
+
+    def release_jobs(self, ids: list[int]) -> list[Record]:
+        return self._answer("release", ids, None)
+
+    def requeue_jobs(self, ids: list[int], hold: bool = False) -> list[Record]:
+        return self._answer("requeue", ids, hold)
+
+    def update_jobs(self, ids: list[int], changes: dict) -> list[Record]:
+        return self._answer("update", ids, changes)
+
+    def get_jobs(self, **filters: object) -> list[Record]:
+        names = filters.get("names") or []
+        return [Record({"job_id": 70 + k, "name": n}) for k, n in enumerate(names)]
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    client = FakeClient()
+    monkeypatch.setattr(
+        cli.client.ControllerClient,
+        "from_env",
+        classmethod(lambda cls, prog, conf_path=None: client),
+    )
+    return client
+
+
+def run(capsys, argv: list[str]) -> tuple[str, str, int]:
+    status = scontrol.main(argv)
+    captured = capsys.readouterr()
+    return captured.out, captured.err, status
+
+
+@pytest.mark.parametrize(
+    ("argv", "call"),
+    [
+        (["hold", "52"], ("hold", [52], False)),
+        (["uhold", "52,53"], ("hold", [52, 53], True)),
+        (["holdu", "JobId=52"], ("hold", [52], True)),
+        (["rel", "job=54"], ("release", [54], None)),
+        (["requeue", "50"], ("requeue", [50], False)),
+        (["requeuehold", "50"], ("requeue", [50], True)),
+        (["hold", "Name=later"], ("hold", [70], False)),  # the fake's job called "later"
+    ],
+)
+def test_verbs_send_their_ids_and_print_nothing_on_success(fake, capsys, argv, call):
+    assert run(capsys, argv) == ("", "", 0)
+    assert fake.calls == [call]
+
+
+def test_a_name_no_job_has_is_nothing_to_do(fake, capsys, monkeypatch):
+    monkeypatch.setattr(fake, "get_jobs", lambda **filters: [])
+    assert run(capsys, ["release", "JobName=nosuch"]) == ("", "", 0)
+    assert fake.calls == []
+
+
+def test_each_argument_is_one_request(fake, capsys):
+    assert run(capsys, ["release", "1", "2,3"]) == ("", "", 0)
+    assert [ids for _, ids, _ in fake.calls] == [[1], [2, 3]]
+
+
+def test_release_of_an_admin_hold_as_the_owner_matches_golden(fake, capsys):
+    # golden 51_scontrol_release_admin_hold_as_user (its exit line is squeue's; ours is 1)
+    text = (GOLDEN / "51_scontrol_release_admin_hold_as_user.txt").read_text()
+    want = text.split("[stderr]\n")[1].split("[exit")[0]
+    fake.refuse[55] = errors.ESLURM_ACCESS_DENIED
+    assert run(capsys, ["release", "55"]) == ("", want, 1)
+
+
+def test_update_of_another_users_job_matches_golden(fake, capsys):
+    lines = (GOLDEN / "51_scontrol_update_other_users_job.txt").read_text().split("\n")
+    assert lines[0] == "$ scontrol update jobid=60 TimeLimit=5"
+    fake.refuse[60] = errors.ESLURM_USER_ID_MISSING
+    assert run(capsys, ["update", "jobid=60", "TimeLimit=5"]) == ("", lines[2] + "\n", 1)
+    assert lines[1:4:2] == ["[stderr]", "[exit 1]"]
+    assert fake.calls == [("update", [60], {"time_limit": 5})]
+
+
+def test_refusals_name_each_job_and_quiet_keeps_only_the_status(fake, capsys):
+    fake.refuse = {2: errors.ESLURM_USER_ID_MISSING, 3: errors.ESLURM_JOB_FINISHED}
+    out, err, status = run(capsys, ["hold", "1,2,3"])
+    assert (out, status) == ("", 1)
+    assert err == (
+        "Invalid user id for job 2\n"
+        "Job has already finished for job 3\n"
+        "slurm_suspend error: Job has already finished\n"
+    )
+    assert run(capsys, ["-Q", "hold", "2"]) == ("", "", 1)
+    fake.refuse = {9: errors.ESLURM_JOB_PENDING}
+    assert run(capsys, ["requeue", "9"]) == ("", "Job is pending execution for job 9\n", 1)
+
+
+def test_bad_ids_and_missing_arguments(fake, capsys):
+    assert run(capsys, ["hold", "abc"]) == (
+        "",
+        "Invalid job id specified for job abc\nslurm_suspend error: Invalid job id specified\n",
+        1,
+    )
+    assert run(capsys, ["requeue", "5_1"]) == ("", "Invalid job id specified for job 5_1\n", 1)
+    assert run(capsys, ["release"]) == ("", "too few arguments for keyword:release\n", 1)
+    assert run(capsys, ["requeue", "Incomplete", "5"]) == (
+        "",
+        "scontrol: error: requeue Incomplete is not supported yet\n",
+        1,
+    )
+    assert fake.calls == []
+
+
+def test_unreachable_controller_is_reported_per_job(fake, capsys):
+    fake.down = True
+    msg = errors.message(errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
+    assert run(capsys, ["release", "4,5"]) == (
+        "",
+        f"{msg} for job 4\n{msg} for job 5\nslurm_suspend error: {msg}\n",
+        1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("words", "changes"),
+    [
+        (["TimeLimit=1:00:00"], {"time_limit": 60}),
+        (["TimeLimit=UNLIMITED"], {"time_limit": "UNLIMITED"}),
+        (["timelim=90"], {"time_limit": 90}),
+        (["Name=x", "Comment=why not"], {"name": "x", "comment": "why not"}),
+        (
+            ["JobName=y", "Partition=long", "Requeue=0"],
+            {"name": "y", "partition": "long", "requeue": False},
+        ),
+        (["TimeLimit", "30"], {"time_limit": 30}),  # a tag without "=" takes the next word
+    ],
+)
+def test_update_reads_slurms_keys(fake, capsys, words, changes):
+    assert run(capsys, ["update", "JobId=7", *words]) == ("", "", 0)
+    assert fake.calls == [("update", [7], changes)]
+
+
+@pytest.mark.parametrize(
+    ("words", "err"),
+    [
+        (["JobId=7", "TimeLimit=abc"], "scontrol: error: Invalid TimeLimit value\n"),
+        (["JobId=7", "TimeLimit=+10"], "scontrol: error: TimeLimit=+N is not supported yet\n"),
+        (["JobId=7", "Priority=5"], "scontrol: error: update Priority= is not supported yet\n"),
+        (["JobId=7", "Nice=5"], "scontrol: error: update Nice= is not supported yet\n"),
+        (["JobId=7", "Requeue=maybe"], "scontrol: error: Invalid Requeue value: maybe\n"),
+        (
+            ["JobId=7", "Weight=5"],
+            "Update of this parameter is not supported: Weight=5\nRequest aborted\n",
+        ),
+        (["JobId=7"], "No changes specified\n"),
+        (["JobId=7", "TimeLimit"], "Invalid input: TimeLimit\nRequest aborted\n"),
+        (["JobId=x7", "TimeLimit=5"], "Invalid job id specified for job x7\n"),
+    ],
+)
+def test_update_refuses_what_it_cannot_send(fake, capsys, words, err):
+    assert run(capsys, ["update", *words]) == ("", err, 1)
+    assert fake.calls == []
