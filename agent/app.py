@@ -1,6 +1,8 @@
 """The agent's HTTP API (FastAPI app factory).
 
-Open paths: ``/health`` and ``/openapi.json``.  Every other route must come
+Open paths: ``/health`` and ``/openapi.json``.  Every other route but the
+job-step routes (``agent.steproutes``: srun calls them, with the step's
+credential, 401 without a valid one) must come
 in a request the controller signed for this node (``ControllerSigned``:
 else 401, before the body is looked at) and carries a controller-signed
 credential in its body, refused with 403 — spawning or signalling nothing —
@@ -25,6 +27,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from pydantic import AfterValidator, BaseModel, Field
 
 from agent.daemon import AgentState, OrderRefused
+from agent.steproutes import add_step_routes
 from slurmlite.bodylimit import BodyLimit, MiB
 from slurmlite.credential import CredentialError
 from slurmlite.protocol import LaunchSpec, SignalSpec, from_dict
@@ -136,7 +139,11 @@ ControllerSigned = [Depends(controller_signed)]
 def create_app(state: AgentState) -> FastAPI:
     app = FastAPI(title="slurmlite slurmd", version="0.1.0", docs_url=None, redoc_url=None)
     app.state.agent = state
-    limits = {("POST", "/v1/launch"): MAX_ORDER_BODY, ("POST", "/v1/launches"): MAX_ORDERS_BODY}
+    limits = {
+        ("POST", "/v1/launch"): MAX_ORDER_BODY,
+        ("POST", "/v1/launches"): MAX_ORDERS_BODY,
+        ("POST", "/v1/steps"): MAX_ORDER_BODY,
+    }
     app.add_middleware(BodyLimit, limits=limits)
 
     @app.get("/health", response_model=Health)
@@ -187,6 +194,7 @@ def create_app(state: AgentState) -> FastAPI:
         _check(st, "signal", data)
         return OrderAnswer(status=await st.signal(from_dict(SignalSpec, data)))
 
+    add_step_routes(app)
     return app
 
 

@@ -4,13 +4,17 @@ When a run ends, its ``JobCompletion`` is written to
 ``<spool>/completions/<job>.<restarts>.json`` (written whole, then renamed
 into place) and posted until the controller acknowledges it; only then are
 the file and the run's directory dropped, so an agent restarted meanwhile
-re-sends it (the controller ignores duplicates).  ``held_jobs`` counts a
+re-sends it (the controller ignores duplicates).  A job step's part on this
+node (``agent.steps``) is spooled the same way as
+``<job>.<restarts>.s<step>.json``; it has no run directory to drop.  ``held_jobs`` counts a
 spooled completion as a job the node still holds.
 
 Batching: every file pending when the reporter wakes goes in one request
 (``POST /v1/nodes/<name>/completions``, up to ``REPORT_BATCH`` per
 request), which the controller records in one transaction and answers with
-one acknowledgement per item.  Two reports start at least ``REPORT_GAP``
+one acknowledgement per item, in the batch's order (matched by position:
+a batch step and a job step of the same run share job id and restart
+count).  Two reports start at least ``REPORT_GAP``
 apart, so completions that arrive in a burst share a request: e.g. 40 jobs
 that ended within 50 ms cost one request, not 40 (and the controller one
 transaction and one scheduling pass), while a lone completion after a quiet
@@ -70,8 +74,11 @@ class CompletionSpool:
         for spare in folder.glob(".spare-*"):
             spare.unlink(missing_ok=True)
 
-    def _completion_path(self, job_id: int, restarts: int) -> Path:
-        return self.spool / "completions" / f"{job_id}.{restarts}.json"
+    def _completion_path(self, job_id: int, restarts: int, step_id: str = "batch") -> Path:
+        """``<job>.<restarts>.s<step>.json`` for a job step ("0", "1", ...), else
+        ``<job>.<restarts>.json`` (the batch run: whatever step name its order had)."""
+        tail = f".s{step_id}" if step_id.isascii() and step_id.isdigit() else ""
+        return self.spool / "completions" / f"{job_id}.{restarts}{tail}.json"
 
     def _queue(self, msg: JobCompletion) -> None:
         """Spool ``msg`` (written whole, then renamed into place) and wake the reporter.
@@ -80,7 +87,7 @@ class CompletionSpool:
         completion's, renamed ``.spare-<n>``): no inode is created, see
         ``agent.rundirs`` for why that matters.
         """
-        path = self._completion_path(msg.job_id, msg.restarts)
+        path = self._completion_path(msg.job_id, msg.restarts, msg.step_id)
         data = to_dict(msg)
         tmp = self._spares.pop() if self._spares else path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data))
@@ -135,24 +142,25 @@ class CompletionSpool:
         True if every one was acknowledged.  A controller without the batch
         route (404) gets them one request each, as before.
         """
-        msgs: dict[tuple[int, int], Path] = {}
+        sent: list[Path] = []
         body: list[dict[str, Any]] = []
         unread = 0
         for path in paths:
             try:
                 data = self._owed_message(path)
-                msgs[(int(data["job_id"]), int(data["restarts"]))] = path
+                int(data["job_id"]), int(data["restarts"])
             except (OSError, ValueError, KeyError, TypeError) as e:
                 log.warning("event=completion_retry file=%s error=%r", path.name, str(e))
                 unread += 1
                 continue
+            sent.append(path)
             body.append(data)
         if not body:
             return not unread
         try:
             r = await self.post(f"/v1/nodes/{self.name}/completions", {"completions": body})
             if r.status_code == 404:
-                return await self._report_one_by_one(list(msgs.values()))
+                return await self._report_one_by_one(sent)
             if r.status_code != 200:
                 log.warning("event=completions_refused n=%s status=%s", len(body), r.status_code)
                 return False
@@ -161,9 +169,8 @@ class CompletionSpool:
             log.warning("event=completions_retry n=%s error=%r", len(body), str(e))
             return False
         acked = 0
-        for ack in acks:
-            path = msgs.pop((ack.get("job_id"), ack.get("restarts")), None)
-            if path is not None and ack.get("ok"):
+        for path, ack in _pair(sent, body, acks):
+            if ack.get("ok"):
                 self._acknowledged(path)
                 acked += 1
         return acked == len(body) and not unread
@@ -185,8 +192,9 @@ class CompletionSpool:
         return ok
 
     def _acknowledged(self, path: Path) -> None:
-        job_id, restarts = (int(x) for x in path.stem.split(".")[:2])
-        self.launcher.forget(job_id, restarts)  # first: a crash re-sends
+        parts = path.stem.split(".")
+        if len(parts) == 2:  # a batch run's: its directory goes (a step has none)
+            self.launcher.forget(int(parts[0]), int(parts[1]))  # first: a crash re-sends
         self._owed.pop(path.name, None)
         if len(self._spares) < SPARES:
             spare = path.with_name(f".spare-{len(self._spares)}")
@@ -197,3 +205,28 @@ class CompletionSpool:
             except OSError:
                 pass
         path.unlink(missing_ok=True)
+
+
+def _pair(
+    sent: list[Path], body: list[dict[str, Any]], acks: list[Any]
+) -> list[tuple[Path, dict[str, Any]]]:
+    """Each acknowledgement with the file it answers.
+
+    The controller answers in the batch's order, one per item: matched by
+    position when the count and every (job, restarts) agree -- a job's batch
+    step and its steps share that pair, so only the position tells them
+    apart.  Otherwise (an older controller) by (job, restarts), one each.
+    """
+    keys = [(d["job_id"], d["restarts"]) for d in body]
+    answers = [a for a in acks if isinstance(a, dict)]
+    if len(answers) == len(keys) and all(
+        (a.get("job_id"), a.get("restarts")) == k for a, k in zip(answers, keys, strict=True)
+    ):
+        return list(zip(sent, answers, strict=True))
+    by_key = dict(zip(keys, sent, strict=True))
+    out = []
+    for ack in answers:
+        path = by_key.pop((ack.get("job_id"), ack.get("restarts")), None)
+        if path is not None:
+            out.append((path, ack))
+    return out

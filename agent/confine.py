@@ -31,7 +31,9 @@ import subprocess
 
 from agent.cgroups import CgroupTree, JobCgroup
 from agent.identity import JobUser, UnknownUser, job_user
-from slurmlite.protocol import LaunchSpec
+from slurmlite.protocol import LaunchSpec, StepLaunch
+
+Order = LaunchSpec | StepLaunch  # a batch launch or a job step: both name job, uid, gid, memory
 
 __all__ = [
     "LAUNCH_FAILED_REASON",
@@ -67,7 +69,7 @@ class LaunchError(Exception):
         self.detail = detail
 
 
-def credentials(spec: LaunchSpec) -> tuple[dict[str, object], JobUser | None]:
+def credentials(spec: Order) -> tuple[dict[str, object], JobUser | None]:
     """Popen arguments that switch to the job's user ({} = stay as we are), and the user.
 
     The user is ``None`` only for a non-root agent whose own uid has no entry.
@@ -99,7 +101,7 @@ def credentials(spec: LaunchSpec) -> tuple[dict[str, object], JobUser | None]:
     return {"user": spec.uid, "group": spec.gid, "extra_groups": groups}, user
 
 
-def mem_mib(spec: LaunchSpec) -> int | None:
+def mem_mib(spec: Order) -> int | None:
     """The job's memory on this node in MiB (``LaunchSpec.mem_mib``; 0/None: no limit).
 
     Read with ``getattr`` until every launch order carries the field."""
@@ -107,7 +109,7 @@ def mem_mib(spec: LaunchSpec) -> int | None:
     return value if isinstance(value, int) and value > 0 else None
 
 
-def make_cgroup(tree: CgroupTree | None, spec: LaunchSpec) -> JobCgroup | None:
+def make_cgroup(tree: CgroupTree | None, spec: Order) -> JobCgroup | None:
     """The run's cgroup with its memory limit (None without cgroups)."""
     if tree is None:
         return None

@@ -14,6 +14,12 @@ Three duties, each an asyncio task of the agent process:
    dropped, so a restarted agent re-sends what was not acknowledged.  The
    controller ignores duplicates, so re-sending is always safe.
 
+Job steps (``srun``) come from srun, not the controller, with a credential
+the controller signed for this node (``agent.steproutes``); their tasks
+are this agent's children and stream back to srun through it
+(``agent.stepstate``, ``agent.steptable``, ``agent.steps``).  A step's end
+is a completion like a batch run's (step id "0", "1", ...).
+
 Crash safety: jobs run under per-job shell wrappers (``agent.wrapper``), not
 as children of the agent, so ``kill -9`` of the agent leaves them running.
 On start, before registering, ``adopt_spool`` walks ``<spool>/job*``: a run
@@ -59,6 +65,8 @@ from agent.gres import GpuDevice, translate_gpu_env
 from agent.isolation import Isolation
 from agent.launcher import Launcher, LaunchError, RunningJob
 from agent.orders import OrderGate, OrderRefused
+from agent.stepstate import StepDuties
+from agent.steptable import StepTable
 from slurmlite.config import Config, NodeConf
 from slurmlite.credential import node_key, sign_request
 from slurmlite.protocol import (
@@ -87,7 +95,7 @@ class Job:
 
 
 @dataclass
-class AgentState(CompletionSpool):
+class AgentState(CompletionSpool, StepDuties):
     """The agent; give it ``node_key`` (or ``cluster_key``, derived once and not kept)."""
 
     cfg: Config
@@ -111,6 +119,7 @@ class AgentState(CompletionSpool):
         self.launcher = Launcher(self.spool, Isolation.from_config(self.cfg))
         self.open_spool()
         self.gate = OrderGate(self.name, self.node_key, self.spool)
+        self.steps = StepTable(self.gpus, self.launcher.cgroups, self._queue, self.spool / "steps")
         host = self.cfg.control_addr or self.cfg.control_host
         self.controller_url = f"http://{host}:{self.cfg.slurmctld_port}"
         self.http = httpx.AsyncClient(timeout=10.0)
@@ -242,31 +251,39 @@ class AgentState(CompletionSpool):
         return watched, queued
 
     def held_jobs(self) -> list[int]:
-        """Jobs this node holds: running, or ended with a completion not yet acknowledged."""
-        names = (p.name.split(".")[0] for p in (self.spool / "completions").glob("*.json"))
+        """Jobs this node holds: running, or ended with a completion not yet acknowledged.
+
+        Batch runs only (``<job>.<restarts>.json``): the controller reconciles
+        a job's batch host with this list; steps are not part of it."""
+        files = (self.spool / "completions").glob("*.json")
+        names = (p.name.split(".")[0] for p in files if p.name.count(".") == 2)
         owed = {int(n) for n in names if n.isdigit()}
         return sorted({j for j, _ in self.jobs} | owed)
 
     async def signal(self, spec: SignalSpec) -> str:
+        """The batch run's part of a signal or terminate order; the steps' is ``signal_steps``."""
         await self._settled(spec.job_id)  # an order for a run being started waits for it
         job = self.jobs.get((spec.job_id, spec.restarts))
+        if spec.full and spec.signal is not None and job is not None and job.proc.cgroup:
+            job.proc.signal(spec.signal)  # the job's cgroup: the batch shell and every step task
+            return "ok"
+        steps = self.signal_steps(spec, covered=job is not None and job.proc.cgroup is not None)
         if job is None and spec.signal is None:
             # an older run of a job that was requeued meanwhile: it must not run on
             older = [j for (i, r), j in self.jobs.items() if i == spec.job_id and r < spec.restarts]
             for old in older:
                 asyncio.create_task(old.proc.terminate_async(spec.kill_wait))
-            return "ok" if older else "not running"
+            return "ok" if older or steps else "not running"
         if job is None:
-            return "not running"
+            return "ok" if steps else "not running"
         if spec.signal is None:
             asyncio.create_task(job.proc.terminate_async(spec.kill_wait, spec.message))
         elif spec.batch_only:
             job.proc.signal(spec.signal, batch_only=True)
         elif spec.full:
             job.proc.signal(spec.signal)
-        else:
-            # Slurm's default target is the job's steps, never the batch step;
-            # a job without srun steps (they come with srun) has nobody to signal.
+        elif not steps:
+            # Slurm's default target is the job's steps, never the batch step
             return "no steps"
         return "ok"
 
@@ -348,6 +365,7 @@ class AgentState(CompletionSpool):
                 log.warning("event=heartbeat_failed node=%s error=%r", self.name, str(e))
 
     async def shutdown(self) -> None:
+        await self.steps.shutdown()
         self.gate.close()
         await self.http.aclose()
 

@@ -132,6 +132,9 @@ async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset) -> None:  #
         log_level="warning",
         access_log=False,
         lifespan="off",
+        # a job step's answer streams as long as the step runs: on stop, those still
+        # open are cut after this long (their steps then end, agent.steptable)
+        timeout_graceful_shutdown=5,
     )
     server = uvicorn.Server(config)
     # uvicorn catches TERM/INT while serving and re-raises them when done; the

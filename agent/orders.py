@@ -14,7 +14,9 @@ credentials.  ``OrderGate`` applies two checks, in this order:
    orders key, unexpired, name this node, the operation, job, restart
    count, uid/gid, script and request body that came with it.  Failing:
    HTTP 403 (or ``refused`` for one order of a batch), nothing spawned or
-   signalled.
+   signalled.  A job step's order (op ``step``, ``agent.steproutes``) is
+   checked the same way, its step number too; srun brings it, so its
+   request bears no controller signature: the credential is all there is.
 
 Then its nonce.  Every accepted credential's nonce is remembered until the
 credential expires, in ``<spool>/nonces`` (``SeenNonces``), so a restarted
@@ -23,8 +25,9 @@ agent still knows it.  A credential seen before is a *replay*:
 * a launch whose run is here and still going (or being started) is let
   through: the launch path answers "already running" and spawns nothing,
   so the controller's retry of a launch stays harmless (idempotent);
-* anything else is refused: a signal or terminate order, or a launch whose
-  run has ended (it would run the job a second time).
+* anything else is refused: a signal or terminate order, a job step (a
+  step is started once; srun does not retry one), or a launch whose run
+  has ended (it would run the job a second time).
 
 A relaunch after a requeue or a controller restart is a new credential
 (restart count and nonce differ), so it is accepted.
@@ -177,6 +180,16 @@ class OrderGate:
         self.seen.add(nonce, float(claims["exp"]))
         return claims
 
+    def signed_claims(self, credential: str) -> dict[str, Any]:
+        """The claims of a credential signed for this node, expired or not.
+
+        For requests that follow an accepted order and may come long after its
+        credential expired (a step's stdin): they are authorised by being that
+        very credential; this check only tells a forged one (401) from one
+        whose step has ended (404).  Raises ``CredentialError``.
+        """
+        return verify_credential(self._orders_key, credential, float("-inf"))
+
     def close(self) -> None:
         self.seen.close()
 
@@ -184,7 +197,7 @@ class OrderGate:
 def _claim_checks(
     op: str, claims: dict[str, Any], body: dict[str, Any], name: str
 ) -> list[tuple[bool, str]]:
-    ops = {"launch": {"launch"}, "signal": {"signal", "terminate"}}[op]
+    ops = {"launch": {"launch"}, "signal": {"signal", "terminate"}, "step": {"step"}}[op]
     checks = [
         (claims.get("op") in ops, "wrong operation"),
         (claims.get("node") == name, f"credential is not for node {name}"),
@@ -192,9 +205,12 @@ def _claim_checks(
         (claims.get("restarts") == body.get("restarts"), "restart count mismatch"),
         (claims.get("body") == _sha(canonical_body(body)), "request altered"),
     ]
-    if op == "launch":
+    if op in ("launch", "step"):
         same_ids = claims.get("uid") == body.get("uid") and claims.get("gid") == body.get("gid")
         checks.append((same_ids, "uid/gid mismatch"))
+    if op == "step":
+        checks.append((claims.get("step") == body.get("step_id"), "step id mismatch"))
+    if op == "launch":
         script = body.get("script", "")
         checks.append((claims.get("script_sha256") == _sha(script.encode()), "script altered"))
     return checks

@@ -18,8 +18,16 @@ when ``pid`` now names another process.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 
-__all__ = ["group_has_live_members", "is_live", "pidfd", "stat_of", "zombie_status"]
+__all__ = [
+    "group_has_live_members",
+    "is_live",
+    "pidfd",
+    "session_members",
+    "stat_of",
+    "zombie_status",
+]
 
 
 def _fields(pid: int) -> list[str] | None:
@@ -76,6 +84,26 @@ def group_has_live_members(pgid: int) -> bool:
             if info is not None and info[1] == pgid and info[0] not in "ZX":
                 return True
     return False
+
+
+def session_members(sids: Collection[int], among: Collection[int] | None = None) -> list[int]:
+    """Live processes whose session (field 6 of their stat line) is one of ``sids``.
+
+    Zombies do not count.  A job step's task leads a session (``agent.tasks``):
+    its session is every process it started that did not ``setsid`` away,
+    whatever process groups a shell's job control made inside it.  One walk
+    of ``/proc`` serves every task of a step; ``among`` (the pids of the
+    job's cgroup, say) limits the walk to those."""
+    wanted = {s for s in sids if s > 0}
+    if not wanted or (among is None and not os.path.isdir("/proc")):
+        return []
+    pids = among if among is not None else [int(n) for n in os.listdir("/proc") if n.isdigit()]
+    found = []
+    for pid in pids:
+        rest = _fields(pid)
+        if rest is not None and rest[0] not in "ZX" and int(rest[3]) in wanted:
+            found.append(pid)
+    return found
 
 
 def pidfd(pid: int, start: int | None = None) -> int | None:

@@ -4,6 +4,7 @@ Benchmarks, cheapest first (``--only`` takes these names)::
 
     startup     sbatch / squeue (empty) / sacct -j: whole-process times
     latency     sbatch -> the job's first line, idle cluster
+    steps       srun -N2 -n4 true inside an allocation; interactive srun -N1 true
     api         submissions per second, 16 keep-alive connections
     throughput  1,000 true jobs end to end on 2 x 64 CPUs
     queue       squeue with 1,000 and 10,000 pending jobs (fills the queue: the slow one)
@@ -37,6 +38,7 @@ from bench import realslurm
 from bench.commands import queue, startup
 from bench.common import Figure
 from bench.latency import latency
+from bench.steps import steps
 from bench.throughput import api, end_to_end
 
 Benchmark = Callable[[bool, Callable[[str], None]], list[Figure]]
@@ -44,6 +46,7 @@ Benchmark = Callable[[bool, Callable[[str], None]], list[Figure]]
 BENCHMARKS: dict[str, Benchmark] = {
     "startup": startup,
     "latency": latency,
+    "steps": steps,
     "api": api,
     "throughput": end_to_end,
     "queue": queue,
@@ -55,6 +58,8 @@ REFERENCE = {
     "sbatch": "4 ms",
     "sacct": "92 ms",
     "latency": "1,800 ms",
+    "step-launch": "none quoted",
+    "srun-interactive": "none quoted",
     "api": "~290/s (sequential sbatch)",
     "throughput": "1.7 / 4.7 / ~23 jobs/s",
     "squeue-1000": "10 ms",

@@ -30,12 +30,12 @@ out as dicts of the same field names.  A dataclass is accepted too
 
 from __future__ import annotations
 
-import _socket
 import json
 import os
 import sys
 from urllib.parse import urlencode
 
+from cli.connection import TcpConnection, UnixConnection
 from slurmlite import errors
 from slurmlite.conftext import ClientSettings, ConfigError, client_settings
 from slurmlite.errors import SlurmError
@@ -86,140 +86,6 @@ def _body(req: Any) -> Any:
     return to_dict(req)
 
 
-class _UnixConnection:
-    """Just enough HTTP/1.1 over a Unix socket: keep-alive, Content-Length or chunked bodies.
-
-    ``http.client`` would do, but importing it (email parser, ssl) costs a
-    command about 18 ms of its start-up, a third of its time budget.
-    """
-
-    host = "localhost"  # the Host header
-
-    def __init__(self, path: str, timeout: float) -> None:
-        self._path = path
-        self._timeout = timeout
-        self._sock: _socket.socket | None = None
-        self._buf = b""
-        self._served = 0  # answers read on this socket
-
-    @property
-    def connected(self) -> bool:
-        return self._sock is not None
-
-    @property
-    def reused(self) -> bool:
-        """Connected, and already answered a request (kept alive): a failure now most
-        likely means the controller closed it while idle, before reading anything."""
-        return self._sock is not None and self._served > 0
-
-    def close(self) -> None:
-        if self._sock is not None:
-            self._sock.close()
-        self._sock, self._buf, self._served = None, b"", 0
-
-    def _connect(self) -> _socket.socket:
-        # _socket, not socket: the wrapper module's enums cost ~3 ms of start-up
-        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        sock.settimeout(self._timeout)
-        try:
-            sock.connect(self._path)
-        except OSError:
-            sock.close()
-            raise
-        return sock
-
-    def open(self) -> None:
-        """Connect now (``OSError`` if nobody listens); ``request`` does it when needed."""
-        if self._sock is None:
-            self._sock = self._connect()
-
-    def request(
-        self, method: str, target: str, body: bytes | None, headers: dict[str, str] | None = None
-    ) -> tuple[int, bytes]:
-        self.open()
-        assert self._sock is not None
-        data = body or b""
-        head = f"{method} {target} HTTP/1.1\r\nHost: {self.host}\r\nContent-Length: {len(data)}\r\n"
-        if body is not None:
-            head += "Content-Type: application/json\r\n"
-        for key, value in (headers or {}).items():
-            head += f"{key}: {value}\r\n"
-        self._sock.sendall(head.encode() + b"\r\n" + data)
-        status_line, answer_headers = self._read_head()
-        status = int(status_line.split(b" ", 2)[1])
-        if answer_headers.get(b"transfer-encoding", b"").lower() == b"chunked":
-            payload = self._read_chunked()
-        else:
-            payload = self._read_exact(int(answer_headers.get(b"content-length", b"0")))
-        self._served += 1
-        if answer_headers.get(b"connection", b"").lower() == b"close":
-            self.close()
-        return status, payload
-
-    def _fill(self) -> None:
-        assert self._sock is not None
-        chunk = self._sock.recv(262144)
-        if not chunk:
-            raise ConnectionError("controller closed the connection")
-        self._buf += chunk
-
-    def _read_line(self) -> bytes:
-        while b"\r\n" not in self._buf:
-            self._fill()
-        line, self._buf = self._buf.split(b"\r\n", 1)
-        return line
-
-    def _read_exact(self, n: int) -> bytes:
-        while len(self._buf) < n:
-            self._fill()
-        out, self._buf = self._buf[:n], self._buf[n:]
-        return out
-
-    def _read_head(self) -> tuple[bytes, dict[bytes, bytes]]:
-        status_line = self._read_line()
-        headers: dict[bytes, bytes] = {}
-        while line := self._read_line():
-            key, _, value = line.partition(b":")
-            headers[key.strip().lower()] = value.strip()
-        return status_line, headers
-
-    def _read_chunked(self) -> bytes:
-        parts = []
-        while size := int(self._read_line().split(b";")[0], 16):
-            parts.append(self._read_exact(size))
-            self._read_line()
-        while self._read_line():  # trailers
-            pass
-        return b"".join(parts)
-
-
-class _TcpConnection(_UnixConnection):
-    """The same HTTP/1.1 over TCP to ``SlurmctldHost:SlurmctldPort``: commands on a host
-    without the controller's socket.  No peer credentials here: every request carries
-    a munge credential or a token (``ControllerClient._auth_headers``)."""
-
-    def __init__(self, host: str, port: int, timeout: float) -> None:
-        super().__init__(f"{host}:{port}", timeout)
-        self._addr = (host, port)
-        self.host = host if ":" not in host else f"[{host}]"  # the Host header (IPv6 in [])
-
-    def _connect(self) -> _socket.socket:
-        host, port = self._addr
-        failure: OSError = OSError(f"cannot resolve {host}")
-        for family, kind, proto, _, addr in _socket.getaddrinfo(host, port, 0, _socket.SOCK_STREAM):
-            sock = _socket.socket(family, kind, proto)
-            sock.settimeout(self._timeout)
-            try:
-                sock.connect(addr)
-            except OSError as e:
-                sock.close()
-                failure = e
-                continue
-            sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
-            return sock
-        raise failure
-
-
 class ControllerClient:
     def __init__(
         self,
@@ -241,7 +107,7 @@ class ControllerClient:
         self.prog = prog
         self.token = (token or "").strip() or None
         self._timeout = timeout
-        self._conn: _UnixConnection = _UnixConnection(config.socket_path, timeout)
+        self._conn: UnixConnection = UnixConnection(config.socket_path, timeout)
         self._chosen = False  # the connection's kind is decided
         self._munge = False  # over TCP with AuthType=auth/munge: credentials from munged
         self._munge_socket: str | None = None  # AuthInfo=socket=PATH; None: munge's default
@@ -284,7 +150,7 @@ class ControllerClient:
             self._munge = True
             self._munge_socket = cfg.auth_info.get("socket") or None  # type: ignore[attr-defined]
         host, port = cfg.control_addr, cfg.slurmctld_port  # type: ignore[attr-defined]
-        self._conn = _TcpConnection(host, port, self._timeout)
+        self._conn = TcpConnection(host, port, self._timeout)
 
     def _auth_headers(self) -> dict[str, str] | None:
         """What proves who we are over TCP: the token, else a fresh munge credential."""
@@ -438,6 +304,34 @@ class ControllerClient:
         ``"UNLIMITED"``), ``name``, ``comment``, ``partition``, ``requeue``."""
         body = {"job_ids": job_ids, **changes}
         return _records(self.request("POST", "/v1/jobs/update", body)["results"])
+
+    # ------------------------------------------------ job steps (srun, salloc)
+
+    def create_step(self, job_id: int, req: Any) -> Any:
+        """``POST /v1/jobs/{job_id}/steps`` with StepRequest fields (a dict or the
+        dataclass); the answer is a StepGrant view: ``.step_id``, ``.ntasks``,
+        ``.nodes`` (Records: ``.node``, ``.addr``, ``.port``, ``.tasks``) and
+        ``.launches`` (dicts, forwarded to the agents unchanged).  A step that
+        does not fit next to the running ones: ``SlurmError(ESLURM_NODES_BUSY)``."""
+        try:
+            data = self.request("POST", f"/v1/jobs/{job_id}/steps", _body(req))
+        except SlurmError as e:
+            if e.code == errors.SLURM_ERROR and (e.detail or "").startswith(
+                "controller answered HTTP 409"
+            ):
+                raise SlurmError(errors.ESLURM_NODES_BUSY) from None
+            raise
+        data["nodes"] = [Record(node) for node in data.get("nodes", [])]
+        return Record(data)
+
+    def allocation_update(self, job_id: int, end: bool = False, exit_code: int = 0) -> Any:
+        """``POST /v1/jobs/{job_id}/allocation``: keep an srun/salloc allocation alive,
+        or end it (``end``) with the command's raw wait status.  The answer says how
+        the job stands (``.state``, ``.reason``, ``.exit_code``); once it has ended,
+        ``SlurmError(ESLURM_ALREADY_DONE)``."""
+        body = {"end": end, "exit_code": exit_code}
+        answer = self.request("POST", f"/v1/jobs/{job_id}/allocation", body)
+        return Record(answer) if isinstance(answer, dict) else answer
 
 
 def _job_filters(

@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 
 LATER = {
-    "srun": "job steps and interactive runs",
-    "salloc": "interactive allocations",
     "sprio": "multifactor priority",
     "sshare": "fair-share",
     "sacctmgr": "accounts and QOS",

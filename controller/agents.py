@@ -5,7 +5,10 @@ Every order carries a credential signed with the *target node's* orders key
 can check it and no node can forge one for another) whose claims bind the
 operation, job, step, restart count, uid, gid, the target node, the job's
 nodes, the script's SHA-256, the hash of the whole request body, an expiry
-and a nonce.  An order for several nodes gets one credential per node.  The
+and a nonce.  An order for several nodes gets one credential per node.  A
+job step's orders (``StepLaunch``, op ``step``) are signed the same way but
+travel through srun, which forwards them to each node's agent; their
+``step`` claim is the step's number and ``nodes`` the step's nodes.  The
 HTTP request itself is signed too, with the node's to-node key (headers as
 in ``sign_request``), so an agent answers nothing but ``/health`` and
 ``/openapi.json`` to anyone else.  ``Signer`` derives and caches each
@@ -35,7 +38,7 @@ from slurmlite.credential import (
     sign_request,
     to_node_key,
 )
-from slurmlite.protocol import LaunchSpec, SignalSpec, to_dict
+from slurmlite.protocol import LaunchSpec, SignalSpec, StepLaunch, to_dict
 
 log = logging.getLogger("slurmctld.agents")
 
@@ -107,6 +110,16 @@ class Signer:
         body = to_dict(spec)
         spec.credential = self.sign("launch", body, node, spec.uid, spec.gid, now, nodes)
         return spec
+
+    def step(self, launch: StepLaunch, now: float, nodes: list[str]) -> StepLaunch:
+        """Sign ``launch`` for its node (in place; returned): op ``step``, ``nodes`` the step's.
+
+        srun carries it to the agent, which checks it like a launch order; the
+        same credential string then authorises that step's ``StepInput``.
+        """
+        body = to_dict(launch)
+        launch.credential = self.sign("step", body, launch.node, launch.uid, launch.gid, now, nodes)
+        return launch
 
     def signal(self, spec: SignalSpec, node: str, uid: int, gid: int, now: float) -> SignalSpec:
         """Sign ``spec`` for ``node`` (in place; returned): one credential per node."""

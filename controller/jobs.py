@@ -27,6 +27,7 @@ from sqlalchemy.orm import defer
 from controller import listing
 from controller.auth import Caller, may_act_on
 from controller.convert import add_flag, allocs_of, drop_flag, row_maker, split_list
+from controller.stepends import SPECIAL, end_part, running_steps, step_state
 from controller.store.db import Database
 from controller.store.models import JobRow, MetaRow, StepRow
 from controller.submit import SubmitPlan, SubmitValidator
@@ -252,7 +253,7 @@ class JobService:
         with self.db.write() as s:
             rows = self._select_for_cancel(s, caller, req, out)
             for row in rows:
-                self._cancel_one(caller, row, req, now, out)
+                self._cancel_one(s, caller, row, req, now, out)
         return out
 
     def _select_for_cancel(
@@ -284,8 +285,8 @@ class JobService:
             keep.append(row)
         return keep
 
-    def _cancel_one(
-        self, caller: Caller, row: JobRow, req: CancelRequest, now: float, out: CancelOutcome
+    def _cancel_one(  # type: ignore[no-untyped-def]
+        self, s, caller: Caller, row: JobRow, req: CancelRequest, now: float, out: CancelOutcome
     ) -> None:
         if not may_act_on(caller, row.uid):
             out.results.append(_refused(row.id, errors.ESLURM_ACCESS_DENIED))
@@ -319,7 +320,9 @@ class JobService:
             out.results.append(CancelResult(row.id))
             return
         row.state, row.end_time = "CANCELLED", now
-        row.flags = add_flag(row.flags, "COMPLETING")
+        # an allocation has nothing on its nodes but its steps: without any it ends at once
+        if not row.allocation or running_steps(s, row.id, row.restarts):
+            row.flags = add_flag(row.flags, "COMPLETING")
         for node in split_list(row.nodes):
             out.orders.append(AgentOrder("terminate", row.id, node, row.restarts))
         out.results.append(CancelResult(row.id))
@@ -371,6 +374,8 @@ class JobService:
     ) -> bool:
         """Apply one message to the loaded ``rows``/``steps`` (a new step is added to both)."""
         row = rows.get(msg.job_id)
+        if msg.step_id not in SPECIAL:  # an srun step: one node's part of it
+            return end_part(node, msg, now, row, steps)
         if row is not None and row.restarts == msg.restarts + 1 and row.state == "PENDING":
             return _end_of_requeued_run(steps.get((row.id, msg.step_id)), node, msg, now)
         if row is None or row.restarts != msg.restarts or row.batch_host != node:
@@ -395,27 +400,39 @@ class JobService:
             s.add(step)
             steps[(row.id, msg.step_id)] = step
         step.exit_code, step.end_time = status, end
-        step.state = _step_state(status, row.state, msg.launch_failed)
+        step.state = step_state(status, row.state, msg.launch_failed)
         if row.state == "RUNNING":
             row.end_time = end
             row.exit_code = status
             if msg.launch_failed:
                 row.state, row.reason = "FAILED", msg.reason or "JobLaunchFailure"
                 row.state_desc = msg.detail
-            elif status & 0xFF == OOM_STATUS:  # the node's cgroup saw the OOM killer
-                row.state, row.reason, row.state_desc = "OUT_OF_MEMORY", "OutOfMemory", None
-            elif os.WIFSIGNALED(status):
-                row.state, row.reason = "FAILED", "RaisedSignal"
-                row.state_desc = None
-            elif os.WEXITSTATUS(status) != 0:
-                row.state, row.reason = "FAILED", "NonZeroExitCode"
             else:
-                row.state, row.reason = "COMPLETED", "None"
+                row.state, row.reason = final_state(status)
+                if row.reason in ("OutOfMemory", "RaisedSignal"):
+                    row.state_desc = None
         else:
             if row.exit_code in (None, 0):
                 row.exit_code = status
         row.flags = drop_flag(row.flags, "COMPLETING")
         return True
+
+
+def final_state(status: int) -> tuple[str, str]:
+    """(state, reason) of a job whose batch script or command ended with raw ``status``.
+
+    The OOM marker of the node's cgroup -> OUT_OF_MEMORY; killed by a signal ->
+    FAILED (RaisedSignal); a non-zero exit -> FAILED (NonZeroExitCode); else
+    COMPLETED.  E.g. ``3 << 8`` -> ("FAILED", "NonZeroExitCode"), 9 ->
+    ("FAILED", "RaisedSignal").
+    """
+    if status & 0xFF == OOM_STATUS:
+        return "OUT_OF_MEMORY", "OutOfMemory"
+    if os.WIFSIGNALED(status):
+        return "FAILED", "RaisedSignal"
+    if os.WEXITSTATUS(status) != 0:
+        return "FAILED", "NonZeroExitCode"
+    return "COMPLETED", "None"
 
 
 def _end_of_requeued_run(step: StepRow | None, node: str, msg: JobCompletion, now: float) -> bool:
@@ -425,24 +442,10 @@ def _end_of_requeued_run(step: StepRow | None, node: str, msg: JobCompletion, no
     if step is None or step.end_time is not None or step.nodes != node:
         return False
     step.exit_code, step.end_time = msg.exit_code, msg.end_time or now
-    step.state = _step_state(msg.exit_code, "PENDING", msg.launch_failed)
+    step.state = step_state(msg.exit_code, "PENDING", msg.launch_failed)
     return True
 
 
 def _refused(job_id: int, code: int) -> CancelResult:
     """A cancel that did not happen, with Slurm's code and message."""
     return CancelResult(job_id, errors.message(code), code)
-
-
-def _step_state(status: int, job_state: str, launch_failed: bool) -> str:
-    if launch_failed:
-        return "CANCELLED"
-    if status & 0xFF == OOM_STATUS:
-        return "OUT_OF_MEMORY"
-    if os.WIFSIGNALED(status):
-        return "CANCELLED"
-    if os.WEXITSTATUS(status) != 0:
-        return "FAILED"
-    if job_state in ("CANCELLED", "TIMEOUT"):
-        return "CANCELLED"
-    return "COMPLETED"

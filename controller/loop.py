@@ -7,15 +7,21 @@ a completion, a node registering — ``wake()``) and at least every
 1. liveness: nodes silent for ``SlurmdTimeout`` go DOWN; their running jobs
    are requeued (batch jobs that allow it) or end in NODE_FAIL; so are jobs
    their batch host stopped listing (``controller.reconcile``);
-2. time limits: running jobs past their end time become TIMEOUT+COMPLETING
+2. time limits: jobs that asked for ``--signal=SIG@secs`` get SIG when
+   their end is that close (``controller.warnsignal``);
+   running jobs past their end time become TIMEOUT+COMPLETING
    and their nodes are told to terminate them (SIGTERM, ``KillWait``,
    SIGKILL), with Slurm's "DUE TO TIME LIMIT" line in the job's output;
+   srun steps that will never hear from all their nodes are closed, and
+   allocations whose srun/salloc fell silent end (``InactiveLimit``);
 3. scheduling: the pure ``schedule_pass`` decides; the store records the
    starts and every pending job's reason in one transaction (the starting
    rows loaded in one query, written in one flush; pending jobs whose
    columns did not change since the last pass are not rebuilt,
    ``snapshot.PendingCache``); the launch orders are built and signed after
-   the commit, so submissions wait less for the store;
+   the commit, so submissions wait less for the store.  An allocation
+   without a batch script (srun, salloc) starts with no launch and no batch
+   step: its command holds it (``controller.allocations``);
 4. dispatch: signed launch orders go to the batch hosts, concurrently, one
    request per node carrying all its orders of this pass (each order keeps
    its own credential).  The loop does not wait for the answers: while an
@@ -48,11 +54,14 @@ from sqlalchemy import select, update
 
 from controller import snapshot
 from controller.agents import AgentAddress, AgentError
+from controller.allocations import inactive
 from controller.convert import add_flag, drop_flag, split_list
 from controller.jobs import AgentOrder
 from controller.launch import build_launch
 from controller.reconcile import lost_nodes, vanished_here
+from controller.stepends import close_leftovers, running_steps
 from controller.store.models import JobRow, NodeRow, StepRow
+from controller.warnsignal import due_warnings
 from slurmlite.hostlist import compress_sorted
 from slurmlite.protocol import LaunchSpec, SignalSpec
 from slurmlite.scheduler.snapshot import Plan
@@ -122,6 +131,7 @@ class SchedulerLoop:
         orders: list[AgentOrder] = []
         orders += await asyncio.to_thread(self._liveness)
         orders += await asyncio.to_thread(self._time_limits)
+        orders += await asyncio.to_thread(self._steps_and_allocations)
         launches = await asyncio.to_thread(self._schedule)
         per_node: dict[AgentAddress, list[LaunchSpec]] = {}
         for spec, addr in launches:
@@ -169,12 +179,15 @@ class SchedulerLoop:
         now = self.ctl.clock()
         orders: list[AgentOrder] = []
         with self.ctl.db.write() as s:
+            orders += due_warnings(s, now)  # --signal=SIG@secs before the limit
             q = select(JobRow).where(
                 JobRow.state == "RUNNING", JobRow.end_time.is_not(None), JobRow.end_time <= now
             )
             for row in s.scalars(q):
                 row.state, row.reason, row.end_time = "TIMEOUT", "TimeLimit", now
-                row.flags = add_flag(row.flags, "COMPLETING")
+                # an allocation holds nothing on its nodes but its steps
+                if not row.allocation or running_steps(s, row.id, row.restarts):
+                    row.flags = add_flag(row.flags, "COMPLETING")
                 stamp = fmt_timestamp(now)
                 for n in split_list(row.nodes):
                     msg = None
@@ -183,6 +196,13 @@ class SchedulerLoop:
                     orders.append(AgentOrder("terminate", row.id, n, row.restarts, message=msg))
                 log.info("event=timeout job=%s", row.id)
         return orders
+
+    def _steps_and_allocations(self) -> list[AgentOrder]:
+        """Steps that will never hear from all their nodes are closed; allocations
+        silent past InactiveLimit end (``controller.stepends``, ``controller.allocations``)."""
+        if close_leftovers(self.ctl):
+            self.wake()  # an allocation may have freed its nodes
+        return inactive(self.ctl)
 
     def _schedule(self) -> list[tuple[LaunchSpec, AgentAddress]]:
         ctl = self.ctl
@@ -225,6 +245,10 @@ class SchedulerLoop:
                 row.num_cpus = start.cpus
                 row.batch_host = start.nodes[0]
                 row.last_sched_eval = now
+                log.info("event=start job=%s nodes=%s", row.id, row.nodes)
+                if row.allocation:  # srun/salloc hold it: nothing to launch, no batch step
+                    row.keepalive = now
+                    continue
                 step = steps.get(row.id)
                 if step is None:
                     step = StepRow(job_id=row.id, step_id="batch")
@@ -234,7 +258,6 @@ class SchedulerLoop:
                 step.start_time, step.end_time, step.nodes = now, None, row.batch_host
                 step.cpus, step.mem, step.ntasks = start.allocs[0].cpus, start.allocs[0].mem, 1
                 started.append(row)
-                log.info("event=start job=%s nodes=%s", row.id, row.nodes)
             # only reasons that changed are written: a pass over a deep queue stays cheap
             changed: dict[tuple[str, str | None], list[int]] = {}
             for job_id, reason in plan.reasons.items():

@@ -18,6 +18,10 @@ have RUNNING there, that run is told to terminate: it was requeued while the
 agent was away (and must not run twice), or it was being cancelled or timed
 out when the agent died (the kill sequence died with it).  An agent answers
 "not running" when all it holds of the job is a completion to deliver.
+A job's other nodes may hold it too (its srun steps run there): a node of a
+running job is never told to terminate it.  Allocations without a batch
+script (srun, salloc) are not expected on their first node: nothing runs
+there unless a step does.
 
 Example: heartbeat 1 s, grace 5 s.  Job 7 RUNNING on n1 (restarts 0); n1's
 agent restarts without it and registers at t=100 listing ``[]`` -> suspect
@@ -66,6 +70,7 @@ class Reconciler:
         with self.db.read() as s:
             q = select(JobRow).where(
                 JobRow.batch_host == node,
+                JobRow.allocation.is_(False),  # srun/salloc jobs: nothing runs unless steps do
                 (JobRow.state == "RUNNING") | JobRow.flags.like("%COMPLETING%"),
             )
             rows = [(row.id, row.restarts) for row in s.scalars(q)]
@@ -73,7 +78,8 @@ class Reconciler:
             if registering:
                 for job_id in sorted(held):
                     row = s.get(JobRow, job_id)
-                    if row is not None and (row.state != "RUNNING" or row.batch_host != node):
+                    here = split_list(row.nodes) if row is not None else []
+                    if row is not None and (row.state != "RUNNING" or node not in here):
                         strays.append(Vanished(job_id, row.restarts, node))
         with self._lock:
             for job_id, restarts in rows:

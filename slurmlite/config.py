@@ -26,16 +26,10 @@ Worked example::
 gives ``g1`` (10.0.0.1) and ``g2`` (10.0.0.2), each 8 CPUs (so Sockets=8),
 64000 MiB and 4 ``a100`` GPUs; ``gpu`` has ``max_time=2880`` (2 * 1440 min).
 
-Authentication keys (how commands prove who they are; controller/authn.py):
-``AuthType`` = ``auth/local`` (the Unix socket's peer credentials, one host)
-or ``auth/munge`` (a munge credential, any host); ``AuthAltTypes=auth/jwt``
-also accepts JSON Web Tokens from ``scontrol token``.  ``AuthAltParameters``
-is a comma list: ``jwt_key=PATH`` (default ``<StateSaveLocation>/jwt_hs256.key``)
-and ``max_token_lifespan=SECONDS`` (the longest token a user may ask for),
-``disable_token_creation``; ``AuthInfo=socket=PATH`` names munged's socket
-(default: munge's own).  Both parse like ``SchedulerParameters``:
-``jwt_key=/etc/slurm/jwt.key,max_token_lifespan=3600`` ->
-``{"jwt_key": "/etc/slurm/jwt.key", "max_token_lifespan": "3600"}``.
+Authentication keys (``AuthType``, ``AuthAltTypes``, ``AuthAltParameters``,
+``AuthInfo``) are explained in ``controller/authn.py``; the parameter lists
+parse like ``SchedulerParameters``: ``jwt_key=/k,max_token_lifespan=3600`` ->
+``{"jwt_key": "/k", "max_token_lifespan": "3600"}``.
 
 slurmlite extensions: the ``Slurmlite*`` keys; relative paths start from
 the config's directory; one ``NodeAddr`` for several nodes and ``Port=[a-b]``
@@ -81,6 +75,7 @@ _INT_KINDS = {  # whole-number kinds: (lowest, highest) accepted value
 _CHOICES = {
     "auth": AUTH_TYPES, "nstate": NODE_STATES, "pstate": PARTITION_STATES,
     "bool": ("YES", "NO", "TRUE", "FALSE", "1", "0"),
+    "reset": ("NONE", "NOW", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY"),
 }  # fmt: skip
 _CTL_HOST = re.compile(r"([^()\s]+)(?:\(([^()\s]+)\))?")
 
@@ -126,6 +121,7 @@ class PartitionConf:
     state: str = _key("State", "pstate", "UP")
     priority_job_factor: int = _key("PriorityJobFactor", "prio", 1)
     priority_tier: int = _key("PriorityTier", "prio", 1)
+    tres_billing_weights: str = _key("TRESBillingWeights", "str", "")  # "": bill CPUs
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -154,6 +150,7 @@ class Config:
     slurmd_timeout: int = _key("SlurmdTimeout", "sec", 300)  # 0: never mark DOWN
     kill_wait: int = _key("KillWait", "sec", 30)
     min_job_age: int = _key("MinJobAge", "sec", 300)
+    inactive_limit: int = _key("InactiveLimit", "sec", 0)  # silent srun/salloc; 0: never
     max_job_count: int = _key("MaxJobCount", "pos", 10000)
     max_array_size: int = _key("MaxArraySize", "array", 1001)
     gres_types: list[str] = _key("GresTypes", "list", factory=list)
@@ -174,6 +171,16 @@ class Config:
     proctrack_type: str = _key("ProctrackType", "str", "proctrack/cgroup")  # agent.isolation
     task_plugin: list[str] = _key("TaskPlugin", "list", factory=list)  # task/cgroup: --mem limit
     priority_weights: dict[str, int] = field(default_factory=_NO_WEIGHTS.copy)  # "age": N
+    # multifactor priority and fair-share (slurmlite/scheduler/priority.py, fairshare.py)
+    priority_weight_tres: str = _key("PriorityWeightTRES", "str", "")  # "CPU=1000,GRES/gpu=2000"
+    priority_max_age: int | None = _key("PriorityMaxAge", "time", 10080)  # minutes (7-0)
+    priority_favor_small: bool = _key("PriorityFavorSmall", "bool", False)
+    priority_flags: list[str] = _key("PriorityFlags", "list", factory=list)  # NO_FAIR_TREE, ...
+    priority_decay_half_life: int | None = _key("PriorityDecayHalfLife", "time", 10080)  # 0: none
+    priority_calc_period: int | None = _key("PriorityCalcPeriod", "time", 5)  # minutes
+    priority_usage_reset_period: str = _key("PriorityUsageResetPeriod", "reset", "NONE")
+    fairshare_dampening_factor: int = _key("FairShareDampeningFactor", "pos", 1)
+    accounting_storage_enforce: list[str] = _key("AccountingStorageEnforce", "list", factory=list)
     # slurmlite extensions; "" = derived in pass two (see module docstring)
     store_url: str = _key("SlurmliteStoreURL", "str", "")
     socket_path: str = _key("SlurmliteSocket", "path", "")

@@ -64,6 +64,10 @@ Choices (each one visible to users)
 * ``HOSTNAME`` is the Slurm node name (golden: ``HOSTNAME=n2``), not the
   machine's hostname.
 
+Step tasks start from this environment and get their own overlay from
+``slurmlite.stepenv``, which shares the pieces below (``is_stale``,
+``gpu_variables``, ``inject`` ...).
+
 Worked example (golden 12: ``-N 2 --ntasks-per-node=1``, 1 CPU on n1 and n2,
 shell on n1)::
 
@@ -79,9 +83,25 @@ from dataclasses import dataclass
 
 from slurmlite.hostlist import compress
 from slurmlite.protocol import JobInfo, NodeAlloc
+from slurmlite.stalevars import INJECTED_VAR, is_stale
 from slurmlite.states import compress_counts
+from slurmlite.steplayout import task_counts
 
-__all__ = ["ArraySpan", "GPU_ENV_STYLES", "batch_environment", "master_port", "task_layout"]
+__all__ = [
+    "ArraySpan",
+    "GPU_DEVICE_VARS",
+    "GPU_ENV_STYLES",
+    "INJECTED_VAR",
+    "batch_environment",
+    "gpu_variables",
+    "inherited_injections",
+    "inject",
+    "is_stale",
+    "master_port",
+    "ordered_allocs",
+    "task_layout",
+    "working_cluster",
+]
 
 GPU_ENV_STYLES = ("all", "cuda", "none")
 GPU_DEVICE_VARS = (
@@ -89,46 +109,6 @@ GPU_DEVICE_VARS = (
     "GPU_DEVICE_ORDINAL",
     "ROCR_VISIBLE_DEVICES",
     "ZE_AFFINITY_MASK",
-)
-INJECTED_VAR = "SLURMLITE_INJECTED"
-
-# Variables that describe a job, step or allocation; inherited copies are stale.
-_STALE_PREFIXES = (
-    "SLURM_JOB_",
-    "SLURM_STEP_",
-    "SLURM_ARRAY_",
-    "SLURM_SRUN_",
-    "SLURM_GPUS",
-    "SLURM_MEM_PER_",
-    "SLURM_CPUS_",
-    "SLURM_NTASKS",
-    "SLURM_TOPOLOGY_",
-    "SLURM_SUBMIT_",
-)
-_STALE_NAMES = frozenset(
-    {
-        "SLURM_JOBID",
-        "SLURM_STEPID",
-        "SLURM_NNODES",
-        "SLURM_NPROCS",
-        "SLURM_NODELIST",
-        "SLURM_NODEID",
-        "SLURM_PROCID",
-        "SLURM_LOCALID",
-        "SLURM_GTIDS",
-        "SLURM_TASK_PID",
-        "SLURM_TASKS_PER_NODE",
-        "SLURM_LAUNCH_NODE_IPADDR",
-        "SLURM_DISTRIBUTION",
-        "SLURM_RESTART_COUNT",
-        "SLURM_PRIO_PROCESS",
-        "SLURM_CLUSTER_NAME",
-        "SLURM_WORKING_CLUSTER",
-        "SLURM_NODE_ALIASES",
-        "SLURM_UMASK",
-        "SLURMD_NODENAME",
-        "SLURM_CONF",
-    }
 )
 
 
@@ -155,33 +135,41 @@ def task_layout(
     ``task_layout(3, [2, 2])`` -> ``[2, 1]``; ``task_layout(2, [2, 2])`` ->
     ``[1, 1]``; ``task_layout(5, [1, 1])`` -> ``[3, 2]`` (overcommitted).
     """
-    n = len(cpus)
-    if n == 0:
-        return []
     cpt = max(1, cpus_per_task)
     room = [ntasks_per_node if ntasks_per_node else max(1, c // cpt) for c in cpus]
-    counts = [0] * n
-    left = ntasks
-    while left > 0:
-        placed = False
-        for i in range(n):
-            if left > 0 and counts[i] < room[i]:
-                counts[i] += 1
-                left -= 1
-                placed = True
-        if not placed:  # every node full: overcommit, round robin
-            for i in range(n):
-                if left > 0:
-                    counts[i] += 1
-                    left -= 1
-    return counts
+    return task_counts(ntasks, room)
 
 
-def _is_stale(name: str) -> bool:
-    return name in _STALE_NAMES or name.startswith(_STALE_PREFIXES)
+def working_cluster(cluster_name: str, controller_host: str, controller_port: int) -> str:
+    """``SLURM_WORKING_CLUSTER``: ``anchor:127.0.0.1:6917:9728:109`` (name, controller, RPC ids)."""
+    return f"{cluster_name}:{controller_host}:{controller_port}:9728:109"
 
 
-def _ordered_allocs(job: JobInfo) -> list[NodeAlloc]:
+def inherited_injections(base_env: Mapping[str, str]) -> set[str]:
+    """Names an enclosing job or step injected, as its ``SLURMLITE_INJECTED`` lists them."""
+    return set(filter(None, base_env.get(INJECTED_VAR, "").split(",")))
+
+
+def inject(env: dict[str, str], values: Mapping[str, str], inherited: set[str]) -> list[str]:
+    """Set each of ``values`` unless the user set it; record what was set.
+
+    A name already in ``env`` is the user's (kept) unless ``inherited`` lists
+    it as an earlier injection (replaced).  The names set are appended to
+    ``env[SLURMLITE_INJECTED]`` (which is removed when it would be empty)
+    and returned.
+    """
+    done = [k for k in values if k not in env or k in inherited]
+    for name in done:
+        env[name] = values[name]
+    record = [k for k in env.get(INJECTED_VAR, "").split(",") if k and k not in done] + done
+    if record:
+        env[INJECTED_VAR] = ",".join(record)
+    else:
+        env.pop(INJECTED_VAR, None)
+    return done
+
+
+def ordered_allocs(job: JobInfo) -> list[NodeAlloc]:
     """Per-node allocations in the job's node order (``job.nodes``).
 
     Without ``alloc`` records the CPUs are split evenly over ``job.nodes``.
@@ -204,11 +192,18 @@ def _memory_vars(job: JobInfo, here: NodeAlloc) -> dict[str, str]:
     return {}
 
 
-def _gpu_vars(gpus: Sequence[int], node_gpu_count: int, style: str) -> dict[str, str]:
+def gpu_variables(
+    gpus: Sequence[int], node_gpu_count: int, style: str, list_var: str = "SLURM_JOB_GPUS"
+) -> dict[str, str]:
+    """GPU variables for ``gpus`` (global indices) on a node with ``node_gpu_count`` GPUs.
+
+    ``list_var`` is ``SLURM_JOB_GPUS`` (batch shell) or ``SLURM_STEP_GPUS``
+    (step tasks).  No GPUs on a GPU node: only ``CUDA_VISIBLE_DEVICES=""``.
+    """
     if not gpus:
         return {"CUDA_VISIBLE_DEVICES": ""} if node_gpu_count > 0 else {}
     ids = ",".join(str(g) for g in gpus)
-    env = {"SLURM_JOB_GPUS": ids, "SLURM_GPUS_ON_NODE": str(len(gpus))}
+    env = {list_var: ids, "SLURM_GPUS_ON_NODE": str(len(gpus))}
     if style == "all":
         env.update({name: ids for name in GPU_DEVICE_VARS})
     elif style == "cuda":
@@ -242,15 +237,15 @@ def batch_environment(
     """
     if gpu_env_style not in GPU_ENV_STYLES:
         raise ValueError(f"unknown gpu_env_style {gpu_env_style!r}; use one of {GPU_ENV_STYLES}")
-    allocs = _ordered_allocs(job)
+    allocs = ordered_allocs(job)
     nodes = [a.node for a in allocs]
     if node not in nodes:
         raise ValueError(f"node {node} is not allocated to job {job.job_id} ({nodes})")
     here = allocs[nodes.index(node)]
     node_has_gpus = node_gpu_count > 0 or bool(here.gpus)
 
-    inherited_injected = set(filter(None, base_env.get(INJECTED_VAR, "").split(",")))
-    env = {k: v for k, v in base_env.items() if not _is_stale(k) and k != INJECTED_VAR}
+    inherited = inherited_injections(base_env)
+    env = {k: v for k, v in base_env.items() if not is_stale(k) and k != INJECTED_VAR}
     if node_has_gpus:
         for name in GPU_DEVICE_VARS:
             env.pop(name, None)
@@ -290,7 +285,7 @@ def batch_environment(
         "SLURM_TASKS_PER_NODE": compress_counts(layout),
         "SLURM_TOPOLOGY_ADDR": node,
         "SLURM_TOPOLOGY_ADDR_PATTERN": "node",
-        "SLURM_WORKING_CLUSTER": f"{cluster_name}:{controller_host}:{controller_port}:9728:109",
+        "SLURM_WORKING_CLUSTER": working_cluster(cluster_name, controller_host, controller_port),
     }
     if job.account:
         ours["SLURM_JOB_ACCOUNT"] = job.account
@@ -314,7 +309,7 @@ def batch_environment(
             ours["SLURM_ARRAY_TASK_STEP"] = str(array.step)
     ours.update(_memory_vars(job, here))
     if node_has_gpus:
-        ours.update(_gpu_vars(here.gpus, node_gpu_count, gpu_env_style))
+        ours.update(gpu_variables(here.gpus, node_gpu_count, gpu_env_style))
     ours.update(echo_env or {})
     env.update(ours)
 
@@ -325,9 +320,5 @@ def batch_environment(
         "MASTER_PORT": str(master_port(job.job_id)),
         "NUM_NODES": str(len(nodes)),
     }
-    injected = [k for k in training if k not in env or k in inherited_injected]
-    for name in injected:
-        env[name] = training[name]
-    if injected:
-        env[INJECTED_VAR] = ",".join(injected)
+    inject(env, training, inherited)
     return env

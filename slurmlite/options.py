@@ -165,7 +165,7 @@ SBATCH = OptionTable(
         _flag("reboot", "", IGN),  # nodes are never rebooted by slurmlite
         _flag("requeue", "", env="SBATCH_REQUEUE"),
         _r("reservation", "", REQ, UNS, env="SBATCH_RESERVATION"),
-        _r("signal", "", REQ, UNS, env="SBATCH_SIGNAL"),
+        _r("signal", "", REQ, env="SBATCH_SIGNAL"),
         _r("sockets-per-node", "", REQ, UNS),
         _flag("spread-job", "", UNS, env="SBATCH_SPREAD_JOB"),
         _r("switches", "", REQ, UNS, env="SBATCH_REQ_SWITCH SBATCH_WAIT4SWITCH"),

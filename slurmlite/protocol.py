@@ -135,6 +135,12 @@ class JobSubmit:
     umask: str | None = None
     requeue: bool | None = None
     echo_env: dict[str, str] = field(default_factory=dict)  # SLURM_GPUS etc. echoes
+    allocation: bool = False  # srun/salloc: no batch script; the command holds it
+    # --signal=[B:]SIG[@secs]: SIG goes to the job's steps (with B: the batch shell only)
+    # once, warn_time seconds before the time limit
+    warn_signal: int | None = None
+    warn_time: int = 0
+    warn_batch: bool = False
 
 
 @dataclass
@@ -442,3 +448,21 @@ _NESTED: dict[tuple[type, str], type] = {
     (CompletionBatch, "completions"): JobCompletion,
     (CompletionAcks, "results"): CompletionAck,
 }
+
+
+# ------------------------------------------------------------------ job steps (issue 5)
+# The step and allocation schemas live in slurmlite/protocol_steps.py (the flow of a
+# step is described there); they are part of this module's namespace.
+from slurmlite.protocol_steps import AllocationUpdate as AllocationUpdate  # noqa: E402
+from slurmlite.protocol_steps import StepGrant as StepGrant  # noqa: E402
+from slurmlite.protocol_steps import StepInput as StepInput  # noqa: E402
+from slurmlite.protocol_steps import StepLaunch as StepLaunch  # noqa: E402
+from slurmlite.protocol_steps import StepNode as StepNode  # noqa: E402
+from slurmlite.protocol_steps import StepRequest as StepRequest  # noqa: E402
+
+_NESTED.update(
+    {
+        (StepGrant, "nodes"): StepNode,
+        (StepGrant, "launches"): StepLaunch,
+    }
+)

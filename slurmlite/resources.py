@@ -31,6 +31,11 @@ GPUs
     request's own spelling: ``--gres=gpu:2`` -> ``gres:gpu:2``,
     ``--gpus-per-node=a100:2`` -> ``gres:gpu:a100:2``.
 
+``--signal=[{R|B}:]SIG[@secs]`` -> (signal number, seconds, flags)
+    ``SIG`` a name (``USR2``, ``SIGUSR2``) or a number; ``secs`` 0..65535,
+    60 when left out; ``B`` targets the batch shell, ``R`` a reservation's
+    end: ``B:USR1@90`` -> (10, 90, "B"), ``TERM`` -> (15, 60, "").
+
 ``--export``
     ``ALL`` (default): the whole submit environment.  ``NONE``/``NIL``: only
     the ``SLURM_*`` variables.  Otherwise a comma list (commas inside quotes
@@ -50,6 +55,7 @@ import re
 from collections import namedtuple
 from collections.abc import Mapping
 
+from slurmlite.states import parse_signal
 from slurmlite.timefmt import duration_to_minutes, parse_duration
 
 GRES_ERROR = "Invalid generic resource (gres) specification"
@@ -146,6 +152,27 @@ def parse_open_mode(text: str) -> str:
     if first not in ("a", "t"):
         raise ValueError(f"invalid open mode {text!r}")
     return "append" if first == "a" else "truncate"
+
+
+def parse_signal_warning(text: str) -> tuple[int, int, str]:
+    """``--signal=[{R|B}:]SIG[@secs]`` -> (signal number, seconds before the limit, flags).
+
+    >>> parse_signal_warning("USR2@90"), parse_signal_warning("b:10")
+    ((12, 90, ''), (10, 60, 'B'))
+    """
+    flags, _, rest = text.rpartition(":")
+    name, at, secs = rest.partition("@")
+    flags = flags.upper()
+    if any(f not in "BR" for f in flags) or (at and not secs.isdigit()):
+        raise ValueError("Invalid --signal specification")
+    seconds = int(secs) if at else 60
+    if seconds > 65535:
+        raise ValueError("Invalid --signal specification")
+    try:
+        number = parse_signal(name)
+    except ValueError:
+        raise ValueError("Invalid --signal specification") from None
+    return number, seconds, "".join(sorted(set(flags)))
 
 
 # ---------------------------------------------------------------------- GPUs

@@ -190,6 +190,16 @@ def _gres(value: str | None, _opts: _Options) -> str:
     return value or ""
 
 
+def _signal(value: str | None, _opts: _Options) -> tuple[int, int, str]:
+    try:
+        number, seconds, flags = resources.parse_signal_warning(value or "")
+    except ValueError as exc:
+        raise sbatch_error(str(exc), code=255) from None
+    if "R" in flags:  # a warning before a reservation ends: slurmlite has no reservations
+        raise sbatch_error("--signal=R: is not supported yet")
+    return number, seconds, flags
+
+
 _PARSERS: dict[str, _Parser] = {
     "chdir": lambda v, opts: os.path.normpath(os.path.join(opts.cwd, v or "")),
     "cpus_per_task": _via(lambda v: resources.parse_positive_int(v, "--cpus-per-task"), code=1),
@@ -203,6 +213,7 @@ _PARSERS: dict[str, _Parser] = {
     "ntasks": _via(lambda v: resources.parse_positive_int(v, "--ntasks"), code=1),
     "ntasks_per_node": _via(lambda v: resources.parse_positive_int(v, "--ntasks-per-node"), code=1),
     "open_mode": _via(resources.parse_open_mode, "Invalid --open-mode specification"),
+    "signal": _signal,
     "time": _via(resources.parse_time_limit, "Invalid --time specification"),
 }
 
@@ -446,4 +457,8 @@ def _finish(
     for key, attr in _COPIED.items():
         if get(key) is not None:
             submit[attr] = get(key)
+    warning = get("signal")
+    if isinstance(warning, tuple):  # --signal=[B:]SIG[@secs]
+        submit["warn_signal"], submit["warn_time"], flags = warning
+        submit["warn_batch"] = "B" in flags
     return submit

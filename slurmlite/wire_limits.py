@@ -76,6 +76,8 @@ RANGES: dict[str, tuple[int, int]] = {
     **dict.fromkeys(("uid", "gid"), ID),
     "nice": (-(2**31 - 3), 2**31 - 3),
     "signal": (0, 64),
+    "warn_signal": (1, 64),
+    "warn_time": (0, 65535),
     "port": (0, 65535),
 }
 

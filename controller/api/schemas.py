@@ -42,6 +42,9 @@ ANSWERS = frozenset(
         p.CancelResult,
         p.CompletionAck,
         p.CompletionAcks,
+        p.StepGrant,
+        p.StepNode,
+        p.StepLaunch,
     }
 )
 NoNul = Annotated[str, AfterValidator(no_nul)]
@@ -101,6 +104,9 @@ JobCompletionModel = mirror(p.JobCompletion)
 NodeUpdateModel = mirror(p.NodeUpdate)
 CompletionBatchModel = mirror(p.CompletionBatch)
 CompletionAcksModel = mirror(p.CompletionAcks)
+StepRequestModel = mirror(p.StepRequest)
+StepGrantModel = mirror(p.StepGrant)
+AllocationUpdateModel = mirror(p.AllocationUpdate)
 
 WIRE_DATACLASSES = [
     p.JobSubmit,
@@ -119,6 +125,12 @@ WIRE_DATACLASSES = [
     p.CompletionBatch,
     p.CompletionAck,
     p.CompletionAcks,
+    p.StepRequest,
+    p.StepLaunch,
+    p.StepNode,
+    p.StepGrant,
+    p.StepInput,  # srun -> agent: the agent mirrors it; listed so the check covers it
+    p.AllocationUpdate,
 ]
 
 

@@ -34,7 +34,7 @@ while the migrated schema and these classes differ.
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Boolean, Float, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, Float, Integer, String, Text, false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -108,6 +108,16 @@ class JobRow(Base):
     echo_env: Mapped[str] = mapped_column(Text, default="{}")  # JSON
     export: Mapped[str] = mapped_column(Text, default="ALL")
     last_sched_eval: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # srun/salloc without a batch script (``controller.allocations``): nothing is launched,
+    # the command holds the job; ``keepalive`` is when it last said so
+    allocation: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    keepalive: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # --signal=[B:]SIG@secs (``controller.warnsignal``): what to send and when; ``warned_run``
+    # is the run (``restarts``) that got it, so a requeued run is warned again
+    warn_signal: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    warn_time: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    warn_batch: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    warned_run: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class StepRow(Base):
@@ -116,7 +126,7 @@ class StepRow(Base):
     job_id: Mapped[int] = mapped_column(Integer, primary_key=True)
     step_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     name: Mapped[str] = mapped_column(Text)
-    state: Mapped[str] = mapped_column(String(16))
+    state: Mapped[str] = mapped_column(String(16), index=True)
     exit_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     start_time: Mapped[float | None] = mapped_column(Float, nullable=True)
     end_time: Mapped[float | None] = mapped_column(Float, nullable=True)
@@ -124,6 +134,12 @@ class StepRow(Base):
     cpus: Mapped[int] = mapped_column(Integer, default=1)
     mem: Mapped[int] = mapped_column(Integer, default=0)
     ntasks: Mapped[int] = mapped_column(Integer, default=1)
+    # srun steps (``controller.steps``): the run they belong to, what they hold on each
+    # node (JSON ``{node: {"cpus": n, "gpus": [..]}}``; ``{}`` for --overlap) and what
+    # each node reported so far (JSON ``{node: [raw status, launch failed]}``)
+    restarts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    usage: Mapped[str] = mapped_column(Text, default="{}", server_default="{}")
+    reports: Mapped[str] = mapped_column(Text, default="{}", server_default="{}")
 
 
 class NodeRow(Base):

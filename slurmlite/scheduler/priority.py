@@ -7,9 +7,11 @@ released job gets a freshly computed value.
 Two plugins, chosen by ``PriorityType`` through ``registry.PRIORITY_TYPES``:
 
 * ``priority/basic`` — plain FIFO.  Every new job gets one less than the job
-  before, starting just below ``0xFFFF0000``::
+  before, starting just below ``0xFFFF0000``; a positive nice lowers it by
+  that much more (unless that would reach 0), a negative one raises it::
 
       sequence 0 -> 4294901759,  sequence 1 -> 4294901758, ...
+      sequence 1 with --nice=100 -> 4294901658
 
   The caller passes ``sequence`` (how many priorities were handed out
   before), so this stays a pure function.
@@ -19,9 +21,10 @@ Two plugins, chosen by ``PriorityType`` through ``registry.PRIORITY_TYPES``:
       priority = sum(weight[f] * factor[f] for f in factors) - nice
 
   With every weight 0 (slurm.conf sets none) each job gets 1, so the queue
-  falls back to submit time, then job id: FIFO again.  Computing the factors
-  (age, fair-share, job size, partition, QOS, TRES) is a later step; they
-  arrive here through ``factors`` and the breakdown is kept by the caller.
+  falls back to submit time, then job id: FIFO again.  Here the factors
+  arrive ready-made through ``factors``; :func:`multifactor.multifactor`
+  computes every one of them from the job, the cluster and the time, and
+  keeps the breakdown (``sprio``, ``slurmlite explain``).
 
 Reference: ``S:src/plugins/priority/basic/priority_basic.c``,
 ``S:src/plugins/priority/multifactor/priority_multifactor.c`` (behaviour only).
@@ -32,6 +35,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from slurmlite.protocol import JobSubmit
+from slurmlite.scheduler.multifactor import (
+    ClusterFacts,
+    Factors,
+    JobFacts,
+    JobPriority,
+    PartitionFacts,
+    PriorityParams,
+    clamp_priority,
+    multifactor,
+)
 from slurmlite.scheduler.registry import priority_for
 from slurmlite.scheduler.snapshot import PendingJob, Policy
 
@@ -60,8 +73,12 @@ def basic_priority(
     sequence: int,
     factors: Mapping[str, float] | None = None,
 ) -> int:
-    """FIFO: each job one below the previous one (never below 1)."""
-    return max(1, TOP_PRIORITY - 1 - sequence)
+    """FIFO: each job one below the previous one, moved by nice (never below 1)."""
+    value = TOP_PRIORITY - 1 - sequence
+    nice = _nice(job)
+    if nice <= 0 or value > nice + 1:
+        value -= nice
+    return max(1, value)
 
 
 def multifactor_priority(
@@ -71,13 +88,13 @@ def multifactor_priority(
     sequence: int,
     factors: Mapping[str, float] | None = None,
 ) -> int:
-    """Weighted factor sum minus nice, at least 1 (all weights 0 -> 1)."""
+    """Weighted factor sum minus nice, clamped to [1, 2**32 - 1] (all weights 0 -> 1)."""
     factors = factors or {}
     total = 0.0
     for name, weight in policy.priority_weights.items():
         value = min(1.0, max(0.0, float(factors.get(name, 0.0))))
         total += weight * value
-    return max(1, int(total) - _nice(job))
+    return clamp_priority(total - _nice(job))
 
 
 def initial_priority(
@@ -96,3 +113,10 @@ def initial_priority(
     if is_held(job):
         return HELD
     return int(compute(job, policy, sequence=sequence, factors=factors))
+
+
+__all__ = [
+    "FACTORS", "HELD", "TOP_PRIORITY", "ClusterFacts", "Factors", "JobFacts", "JobPriority",
+    "PartitionFacts", "PriorityParams", "basic_priority", "clamp_priority", "initial_priority",
+    "is_held", "multifactor", "multifactor_priority",
+]  # fmt: skip

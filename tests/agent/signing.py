@@ -22,27 +22,31 @@ from slurmlite.credential import (
     sign_request,
     to_node_key,
 )
-from slurmlite.protocol import LaunchSpec, SignalSpec, to_dict
+from slurmlite.protocol import LaunchSpec, SignalSpec, StepLaunch, to_dict
 
 CLUSTER_KEY = b"k" * 64  # tests.agent.test_supervision.agent_state's cluster key
 NODE = "n1"  # and its node name
 
 
 def signed(
-    spec: LaunchSpec | SignalSpec,
+    spec: LaunchSpec | SignalSpec | StepLaunch,
     node: str = NODE,
     cluster_key: bytes = CLUSTER_KEY,
     now: float | None = None,
     ttl: float = 60,
     **claims: Any,
 ) -> dict[str, Any]:
-    """The order's body with a credential as the controller makes it for ``node``."""
+    """The order's body with a credential as the controller makes it for ``node``.
+
+    A ``StepLaunch`` is signed as the controller signs a step's order for one
+    node (op ``step``; its ``step`` claim is the step's number)."""
     body = to_dict(spec)
-    op = (
-        "launch"
-        if isinstance(spec, LaunchSpec)
-        else ("terminate" if spec.signal is None else "signal")
-    )
+    if isinstance(spec, LaunchSpec):
+        op = "launch"
+    elif isinstance(spec, StepLaunch):
+        op = "step"
+    else:
+        op = "terminate" if spec.signal is None else "signal"
     uid = getattr(spec, "uid", 0)
     gid = getattr(spec, "gid", 0)
     made = {

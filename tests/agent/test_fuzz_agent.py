@@ -46,6 +46,7 @@ class StandIn:
     LIFE = 2.0
 
     pid = 0
+    cgroup = None
     started = 0.0
     ended: float | None = None
     status: int | None = None

@@ -80,7 +80,14 @@ SHAPE = [
 LIVE = [
     "01_sbatch_test_only",
     "10_env_1node_1task",
+    "11_env_1node_2tasks_srun",
+    "12_env_2nodes",
+    "13_env_gres_gpu1",
+    "14_env_gpus_per_node2_2nodes",
     "15_env_options",
+    "17_env_srun_direct_2nodes",
+    "17_srun_label_hostname",
+    "17_srun_step_in_env",
     "20_output_chdir_relative",
     "20_output_default_name",
     "20_output_missing_dir",
@@ -138,17 +145,17 @@ LIVE = [
     "60_sacct_parsable2_noheader",
     "60_sacct_snakemake",
     "60_sacct_submitit",
+    "60_sacct_torchx",
     "60_scontrol_show_job_completed",
     "60_scontrol_show_job_failed",
     "60_scontrol_show_job_timeout",
     "60_sinfo_N_l_idle",
     "60_squeue_after_all_done",
+    "60_stepfail_job_output",
     "60_timeout_job_output",
 ]
 
 ARRAYS = "job arrays (--array, ID_TASK ids)"
-STEPS = "srun job steps"
-SRUN_IN_SCRIPT = "srun job steps (the job script runs srun)"
 PRIO = "multifactor priority (sprio)"
 FAIRSHARE = "fair-share (sshare)"
 DEPENDENCY = "--dependency"
@@ -156,16 +163,6 @@ JSON = "--json output"
 BEGIN = "--begin"
 
 DEFERRED: dict[str, tuple[int | None, str]] = {
-    # issue 5: srun, steps, salloc (12 and 13's batch-step part is checked by test_batch_jobs.py)
-    "11_env_1node_2tasks_srun": (5, SRUN_IN_SCRIPT),
-    "12_env_2nodes": (5, SRUN_IN_SCRIPT),
-    "13_env_gres_gpu1": (5, SRUN_IN_SCRIPT),
-    "14_env_gpus_per_node2_2nodes": (5, SRUN_IN_SCRIPT),
-    "17_env_srun_direct_2nodes": (5, STEPS),
-    "17_srun_label_hostname": (5, STEPS),
-    "17_srun_step_in_env": (5, STEPS),
-    "60_sacct_torchx": (5, SRUN_IN_SCRIPT),
-    "60_stepfail_job_output": (5, SRUN_IN_SCRIPT),
     # issue 6: multifactor priority and fair-share
     "50_sprio": (6, PRIO),
     "50_sprio_l": (6, PRIO),
@@ -210,8 +207,6 @@ REFUSALS: dict[str, Refusal] = {
     ARRAYS: Refusal(
         "sbatch --array=0-2 --wrap true", 1, "--array is not supported yet", r"--array|\d_\d|_\["
     ),
-    STEPS: Refusal("srun -n1 true", 1, "srun is not supported yet", r"^\$ srun "),
-    SRUN_IN_SCRIPT: Refusal("srun -n1 true", 1, "srun is not supported yet", r"\nsrun[ :]|\.0\|"),
     PRIO: Refusal("sprio", 1, "sprio is not supported yet", r"^\$ sprio"),
     FAIRSHARE: Refusal("sshare", 1, "sshare is not supported yet", r"^\$ sshare"),
     DEPENDENCY: Refusal(

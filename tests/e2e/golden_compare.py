@@ -1,6 +1,6 @@
 """Compare a command's output with a golden file by shape, and say precisely what differs.
 
-Three kinds of output, three comparisons; each returns a list of
+Four kinds of output, four comparisons; each returns a list of
 differences (empty: same shape):
 
 * **Fixed-width tables** (``squeue``, ``sinfo``, ``sacct``).  Column spans
@@ -22,6 +22,9 @@ differences (empty: same shape):
   the delimiter.
 * **Records** (``scontrol show``): each line's indentation and ``Key=``
   sequence must be the same; values are compared after normalisation.
+* **Environment dumps** (``env | sort`` in a job, ``srun env``): the same
+  variables Slurm sets with the same values; a dump of several tasks is cut
+  at its text lines (``====task1``) and each task compared with its golden.
 
 Cells and values are normalised the same way on both sides (``Norm``): job
 ids become scenario roles (``50.batch`` -> ``<big-running>.batch``), times
@@ -350,7 +353,13 @@ def record_differences(
 CAPTURE_ENV = {"HOME", "LANG", "LOGNAME", "PATH", "PWD", "SHELL", "SHLVL", "USER", "_"}
 SLURMISH = ("SLURM", "CUDA_", "GPU_", "ROCR_", "ZE_")
 ENV_ID_KEYS = {"SLURM_JOB_ID": "JobId", "SLURM_JOBID": "JobId"}
-ENV_VARYING = {"SLURM_TASK_PID", "SLURM_WORKING_CLUSTER"}  # pids, the controller's port
+# pids, the controller's port, the port srun listens on
+ENV_VARYING = {
+    "SLURM_TASK_PID",
+    "SLURM_WORKING_CLUSTER",
+    "SLURM_SRUN_COMM_PORT",
+    "SLURM_STEP_LAUNCHER_PORT",
+}
 ENV_PATHS = {"SLURM_CONF"}  # where the config file is: the capture host's business
 # what slurmlite adds on purpose (DESIGN.md section 3, README "Non-GPU jobs")
 ENV_EXTRAS = {"SLURMLITE_INJECTED": None, "CUDA_VISIBLE_DEVICES": ""}
@@ -397,4 +406,45 @@ def env_differences(
 
         if norm(gnorm, genv[k]) != norm(onorm, oenv[k]):
             diffs.append(f"{k}={oenv[k]}, golden {genv[k]}")
+    return diffs
+
+
+ENV_LINE = re.compile(r"[A-Za-z_]\w*=")
+
+
+def _split_at(text: str, marks: list[str]) -> tuple[list[str], list[str]]:
+    """The text cut at the marker lines, found in order: (blocks, markers not found)."""
+    blocks, current, left = [], [], list(marks)
+    for line in text.splitlines(True):
+        if left and line.rstrip("\n") == left[0]:
+            blocks.append("".join(current))
+            current = []
+            left.pop(0)
+        else:
+            current.append(line)
+    return [*blocks, "".join(current)], left
+
+
+def env_dump_differences(
+    golden: str, ours: str, gnorm: Norm, onorm: Norm, inherited: dict[str, str] | None = None
+) -> list[str]:
+    """Environment dumps with text lines between them, each task's against its golden.
+
+    The golden's lines that are not ``NAME=value`` (``=== batch step env``,
+    ``task PROCID=1 LOCALID=1 ...``, ``====task1``) must appear in ours in the
+    same order, verbatim; they cut both texts into blocks, and the n-th
+    block of ours is compared with the golden's n-th by ``env_differences``.
+    Example: ``A=1 / ====task1 / A=2`` against ``A=1 / ====task1 / A=3``
+    gives ``after '====task1': A=3, golden 2``.
+    """
+    marks = [x for x in golden.splitlines() if not ENV_LINE.match(x)]
+    gblocks, _ = _split_at(golden, marks)
+    oblocks, missing = _split_at(ours, marks)
+    if missing:
+        lines = [x for x in ours.splitlines() if not ENV_LINE.match(x)]
+        return [f"line {m!r} missing; ours has {lines}" for m in missing[:1]]
+    diffs = []
+    for where, g, o in zip(["", *marks], gblocks, oblocks, strict=True):
+        said = f"after {where!r}: " if where else ""
+        diffs += [said + d for d in env_differences(g, o, gnorm, onorm, inherited)]
     return diffs

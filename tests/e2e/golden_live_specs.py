@@ -1,9 +1,12 @@
 """How each LIVE golden file is compared, and which golden job plays which role.
 
 The golden captures are one story told with job ids 17-70 on the anchor
-cluster: a few finished submissions (19-49), then a live queue (50: a
+cluster: a few finished submissions (19-49: among them the environment
+dumps of batch jobs whose scripts run ``srun`` (24-29) and three ``srun``
+commands that make their own allocation (33-35)), then a live queue (50: a
 2-node ``--exclusive`` job filling both nodes; 51-59 pending behind it),
-then cancels (52_*), then jobs ending in every state (65-70).  The live
+then cancels (52_*), then jobs ending in every state (65-70; 69's job
+step fails).  The live
 suite replays that story with the same job names, in the same order, so
 that a golden job id and ours name the same *role*::
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tests.e2e.golden_catalog import ARRAYS, BEGIN, DEPENDENCY, SRUN_IN_SCRIPT, STEPS
+from tests.e2e.golden_catalog import ARRAYS, BEGIN, DEPENDENCY
 
 GOLDEN_ROLES: dict[int, str] = {
     17: "roots-job",
@@ -28,7 +31,14 @@ GOLDEN_ROLES: dict[int, str] = {
     21: "parsable-cluster",
     22: "stdin",
     24: "env-1node",
+    25: "env-2tasks",
+    26: "env-2nodes",
+    27: "env-gpu",
+    28: "env-gpn",
     29: "env-opts",
+    33: "srun-direct",
+    34: "srun-label",
+    35: "srun-printenv",
     36: "out-default",
     37: "out-pattern",
     42: "out-missing-dir",
@@ -48,6 +58,7 @@ GOLDEN_ROLES: dict[int, str] = {
     66: "fail1",
     67: "fail3",
     68: "killed9",
+    69: "stepfail",
     70: "cancel-running",
 }
 
@@ -56,14 +67,7 @@ TIMEOUT_ROLE = (
 )
 NOT_REPLAYED: dict[int, str] = {
     18: TIMEOUT_ROLE,
-    25: SRUN_IN_SCRIPT,
-    26: SRUN_IN_SCRIPT,
-    27: SRUN_IN_SCRIPT,
-    28: SRUN_IN_SCRIPT,
     30: ARRAYS,
-    33: STEPS,
-    34: STEPS,
-    35: STEPS,
     38: ARRAYS,
     40: ARRAYS,
     47: DEPENDENCY,
@@ -72,9 +76,26 @@ NOT_REPLAYED: dict[int, str] = {
     55: BEGIN,
     57: ARRAYS,
     59: DEPENDENCY,
-    69: SRUN_IN_SCRIPT,
 }
 
+CAPTURE_HOST = "<capture host>"  # in a ``subst`` replacement: our machine's host name
+# The anchor's two nodes were one machine, so what a task's ``hostname`` prints is the
+# machine's name ("vm"); ours are one machine too.
+ON_THE_MACHINE = ((r"(?m)(?<=^\d: )vm$", CAPTURE_HOST),)
+
+# Slurm's srun listens for its tasks' I/O and exits on a port of the launch host and tells
+# the tasks where; ours has none to tell: the tasks' I/O and exits come back on the
+# agent's answer to srun's POST /v1/steps (protocol.py, "job steps").
+NO_CALLBACK = "srun has no callback address: task I/O comes back on the agent's answer"
+SRUN_ADDRESS = {
+    name: NO_CALLBACK
+    for name in (
+        "SLURM_LAUNCH_NODE_IPADDR",
+        "SLURM_SRUN_COMM_HOST",
+        "SLURM_SRUN_COMM_PORT",
+        "SLURM_STEP_LAUNCHER_PORT",
+    )
+}
 REQUEUED = "requeued on the anchor: Slurm's sacct lists a requeued job by its new submit time"
 ROOT_ONLY = "root's job: the anchor ran sacct as alice, who does not see it; ours runs as root"
 
@@ -83,9 +104,11 @@ ROOT_ONLY = "root's job: the anchor ran sacct as alice, who does not see it; our
 class Spec:
     """How one LIVE file is compared.
 
-    kind: ``text`` (normalised free text), ``exact`` (byte for byte, captured
-    at the right moment of the story), ``fixed`` / ``delimited`` tables,
-    ``records`` (``scontrol show``), ``env`` (a job's environment).
+    kind: ``text`` (normalised free text), ``exact`` (stdout byte for byte
+    once the golden's capture-host facts are swapped for ours and ``id_lines``
+    mapped to roles, captured at the right moment of the story), ``fixed`` / ``delimited`` tables, ``records``
+    (``scontrol show``), ``env`` (environment dumps: each ``[file X]`` of a
+    batch job, or the command's own output; see ``golden_compare.env_dump_differences``).
     """
 
     kind: str
@@ -98,11 +121,14 @@ class Spec:
     unordered: dict[str, str] = field(default_factory=dict)  # roles left out of the order check
     skip: dict[str, str] = field(default_factory=dict)  # golden roles not compared here, why
     extra: dict[str, str] = field(default_factory=dict)  # our roles the golden does not list
-    ignore: dict[str, str] = field(default_factory=dict)  # record keys whose values vary, why
+    # record keys whose values are not compared / env variables left out of both sides, why
+    ignore: dict[str, str] = field(default_factory=dict)
     drop: dict[str, str] = field(default_factory=dict)  # record keys left out on both sides
     subst: tuple[tuple[str, str], ...] = ()  # more golden -> ours swaps (anchor artefacts)
+    id_lines: tuple[int, ...] = ()  # ``exact``: lines holding only a job id, compared by role
 
 
+STEP_ENV = Spec("env", ignore=SRUN_ADDRESS)
 SQ = Spec("fixed", order="groups")
 SQ_H = Spec(
     "fixed",
@@ -126,7 +152,14 @@ SACCT_ALL_60 = {
 SPECS: dict[str, Spec] = {
     "01_sbatch_test_only": Spec("text"),
     "10_env_1node_1task": Spec("env"),
+    "11_env_1node_2tasks_srun": STEP_ENV,
+    "12_env_2nodes": STEP_ENV,
+    "13_env_gres_gpu1": STEP_ENV,
+    "14_env_gpus_per_node2_2nodes": STEP_ENV,
     "15_env_options": Spec("env"),
+    "17_env_srun_direct_2nodes": STEP_ENV,
+    "17_srun_label_hostname": Spec("exact", subst=ON_THE_MACHINE),
+    "17_srun_step_in_env": Spec("exact", id_lines=(0,)),
     "20_output_chdir_relative": Spec("text"),
     "20_output_default_name": Spec("text"),
     "20_output_missing_dir": Spec("text"),
@@ -199,6 +232,7 @@ SPECS: dict[str, Spec] = {
     ),
     "60_sacct_snakemake": Spec("delimited", header=0, names=("JobIDRaw", "State")),
     "60_sacct_submitit": PIPE_60,
+    "60_sacct_torchx": Spec("delimited"),
     "60_scontrol_show_job_completed": JOB,
     "60_scontrol_show_job_failed": JOB,
     "60_scontrol_show_job_timeout": Spec(
@@ -211,5 +245,6 @@ SPECS: dict[str, Spec] = {
     ),
     "60_sinfo_N_l_idle": Spec("fixed", dated=True, keyed=False),
     "60_squeue_after_all_done": Spec("exact"),
+    "60_stepfail_job_output": Spec("text"),
     "60_timeout_job_output": Spec("text"),
 }

@@ -6,8 +6,10 @@ order, and runs each golden command at its moment:
 
 1. the cluster idle: ``sbatch --test-only``;
 2. finished submissions (golden 17-49): ``--wrap`` jobs, the environment
-   dumps, the ``--output`` pattern jobs, two ``-N 3`` jobs cancelled while
-   pending, two submissions rejected for resources;
+   dumps (batch scripts that run ``srun`` among them), three ``srun``
+   commands that make their own allocation, the ``--output`` pattern jobs,
+   two ``-N 3`` jobs cancelled while pending, two submissions rejected for
+   resources;
 3. the live queue (50-58): ``big-running`` (``-N 2 --exclusive``) fills
    both nodes; ``wants-2nodes``, ``small-one``, ``held`` (``--hold``),
    ``gpu-job`` (``--gres=gpu:2``) and ``fails`` pend behind it -> every
@@ -15,8 +17,9 @@ order, and runs each golden command at its moment:
 4. job changes: holds, releases and time limits, some by another user
    (51_*, ``golden_jobops``); another user's refused cancel and update; the
    pending cancel; big-running requeued, then cancelled while it waits (52_*);
-5. jobs ending COMPLETED, FAILED (exit 1, exit 3, SIGKILL) and CANCELLED
-   while running (65-70) -> the ``60_*`` commands, then the idle cluster.
+5. jobs ending COMPLETED, FAILED (exit 1, exit 3, SIGKILL), with a failed
+   step and CANCELLED while running (65-70) -> the ``60_*`` commands, then
+   the idle cluster.
 
 A golden command names golden job ids; ``translate`` swaps them for ours
 (ids of jobs we do not replay are dropped from ``-j`` lists).  Every job the
@@ -29,7 +32,10 @@ import grp
 import os
 import pwd
 import re
+import select
 import socket
+import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +44,15 @@ from tests.e2e.golden_catalog import LIVE, load
 from tests.e2e.golden_jobops import job_changes, requeue_running, wait_requeued_eligible
 from tests.e2e.golden_live_specs import GOLDEN_ROLES, NOT_REPLAYED
 
+# the environment dumps of batch jobs (golden 24-29), in the anchor's order
+ENV_DUMPS = (
+    ("10_env_1node_1task", "env-1node"),
+    ("11_env_1node_2tasks_srun", "env-2tasks"),
+    ("12_env_2nodes", "env-2nodes"),
+    ("13_env_gres_gpu1", "env-gpu"),
+    ("14_env_gpus_per_node2_2nodes", "env-gpn"),
+    ("15_env_options", "env-opts"),
+)
 UNIVERSE = set(GOLDEN_ROLES) | set(NOT_REPLAYED)  # every golden job id a command may name
 
 
@@ -150,7 +165,7 @@ class Story:
         self.submit("parsable-cluster", "-M anchor --wrap true")
         r = self.sh('printf "#!/bin/bash\\necho from-stdin\\n" | sbatch')
         self.ids["stdin"] = int(r.stdout.split()[-1])
-        for name, role in (("10_env_1node_1task", "env-1node"), ("15_env_options", "env-opts")):
+        for name, role in ENV_DUMPS:
             golden = load(name)
             [(header, script)] = [(h, b) for h, b in golden.sections.items() if "script" in h]
             # --account: only the configured default account exists until associations (issue 6)
@@ -158,6 +173,9 @@ class Story:
             (self.work / header.split()[-1]).write_text(script)
             cap = self.capture(name)
             self.ids[role] = int(cap.stdout.split()[-1])
+            # one at a time, as on the anchor: each starts on an idle cluster (13 gets GPU 0)
+            self.wait_finished([role])
+        self.direct_steps()
         for name, role in (
             ("20_output_default_name", "out-default"),
             ("20_output_pattern_jxNutJ", "out-pattern"),
@@ -177,6 +195,43 @@ class Story:
         self.wait_finished([r for r in self.ids if r not in ("too-many-gpus", "too-much-mem")])
         r = self.sh(f"sacct -n -X -P -j {self.ids['wrap']} -o Account")
         self.account = r.stdout.strip()
+
+    def direct_steps(self) -> None:
+        """Golden 33-35: ``srun`` outside an allocation makes its own job (our id read
+        from what it prints).  Golden 34 waited for resources (33's nodes were still
+        being freed): a blocker job holds both nodes until srun says it is queued."""
+        cap = self.capture("17_env_srun_direct_2nodes")
+        if m := re.search(r"^SLURM_JOB_ID=(\d+)$", cap.stdout, re.M):
+            self.ids["srun-direct"] = int(m[1])
+            self.wait_finished(["srun-direct"])
+        r = self.sh("sbatch --parsable -J blocker -N 2 --exclusive --wrap 'sleep 300'")
+        assert r.returncode == 0, r.stderr
+        blocker = int(r.stdout.split(";")[0])
+        self.others.append(blocker)
+        state = lambda: self.sh(f"squeue -h -j {blocker} -o %T").stdout.strip()  # noqa: E731
+        wait_for(lambda: state() == "RUNNING", what="the blocker to run")
+        name = "17_srun_label_hostname"
+        proc = subprocess.Popen(
+            ["bash", "-c", self.translate(load(name).command)],
+            cwd=self.work, env=self.cluster.env(), text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            ready, _, _ = select.select([proc.stderr], [], [], 30)
+            first = proc.stderr.readline() if ready else ""  # type: ignore[union-attr]
+            self.sh(f"scancel {blocker}")
+            out, rest = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.captures[name] = Capture(out, first + rest, proc.returncode, self.work)
+        if m := re.search(r"job (\d+) queued", first):
+            self.ids["srun-label"] = int(m[1])
+            self.wait_finished(["srun-label"])
+        cap = self.capture("17_srun_step_in_env")
+        if cap.stdout.split("\n")[0].isdigit():
+            self.ids["srun-printenv"] = int(cap.stdout.split("\n")[0])
 
     def live_queue(self) -> None:
         """Golden 50-58: one job fills both nodes, five wait behind it."""
@@ -221,10 +276,19 @@ class Story:
         self.submit("fail1", "-J fail1 --wrap 'exit 1'")
         self.submit("fail3", "-J fail3 --wrap 'exit 3'")
         self.submit("killed9", "-J killed9 --wrap 'kill -9 $$'")
+        # its step fails, the script goes on: the job COMPLETED, step 0 FAILED (golden 69;
+        # the script is not in the golden: srun false, then an echo, as the output shows)
+        (self.work / "stepfail.sh").write_text("#!/bin/bash\nsrun false\necho after\n")
+        self.submit("stepfail", "-J stepfail stepfail.sh")
         self.submit("cancel-running", "-J cancel-running --wrap 'sleep 300'")
         wait_for(lambda: self.states(["cancel-running"])["cancel-running"][0] == "RUNNING")
         self.sh(f"scancel {self.ids['cancel-running']}")
         self.wait_finished(list(self.ids))
+        # sacct -E now counts whole seconds, and a job that became eligible in the
+        # current second is not yet "before now" (as in Slurm): the anchor's sacct
+        # ran later than that (60_sacct_snakemake), so ours does too
+        last = int(time.time())
+        wait_for(lambda: time.time() >= last + 1, what="the next second")
         for name in sorted(n for n in LIVE if n.startswith("60_")):
             if (
                 name not in ("60_sinfo_N_l_idle", "60_squeue_after_all_done")

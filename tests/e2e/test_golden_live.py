@@ -11,6 +11,7 @@ ask for the mark to go.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -21,12 +22,13 @@ from tests.e2e.golden_compare import (
     Norm,
     delimited_table,
     env_differences,
+    env_dump_differences,
     fixed_table,
     layout_differences,
     record_differences,
     row_differences,
 )
-from tests.e2e.golden_live_specs import GOLDEN_ROLES, SPECS, Spec
+from tests.e2e.golden_live_specs import CAPTURE_HOST, GOLDEN_ROLES, SPECS, Spec
 from tests.e2e.golden_scenario import Capture, Story
 
 pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason="golden files not available")
@@ -51,7 +53,7 @@ def norms(story: Story, cap: Capture, spec: Spec) -> tuple[Norm, Norm]:
     golden = Norm(
         roles={**GOLDEN_ROLES, **cap.golden_roles},
         subst=[
-            *spec.subst,
+            *((pattern, repl.replace(CAPTURE_HOST, story.host)) for pattern, repl in spec.subst),
             ("/home/alice/work", str(cap.cwd)),
             (r"alice\(1001\)", u),
             (r"\balice\b", story.user),
@@ -100,9 +102,46 @@ def table_differences(golden: Golden, cap: Capture, spec: Spec, gn: Norm, on: No
         )
     if spec.keyed and not gt.rows:
         diffs.append("no golden row is one of the replayed jobs: the spec compares nothing")
-    return diffs + row_differences(
-        gt, ot, gn, on, spec.order, set(spec.unordered), keyed=spec.keyed
-    )
+    diffs += row_differences(gt, ot, gn, on, spec.order, set(spec.unordered), keyed=spec.keyed)
+    if any(d.startswith("rows missing") for d in diffs):  # which rows did we print?
+        diffs.append(f"ours printed {cap.stdout[-800:]!r} (roles {on.roles})")
+    return diffs
+
+
+def env_file_differences(
+    golden: Golden, cap: Capture, spec: Spec, gn: Norm, on: Norm, inherited: dict[str, str]
+) -> list[str]:
+    """Each ``[file X]`` of the golden against our file of the same name (the golden's
+    job id swapped for ours; ``X (sorted)``: our lines sorted first, as the capture
+    did); without file sections the command's stdout is the dump (``srun env``).
+    Variables in ``spec.ignore`` are left out on both sides."""
+
+    def compare(gtext: str, otext: str) -> list[str]:
+        def kept(text: str) -> str:
+            lines = text.splitlines(True)
+            return "".join(x for x in lines if x.split("=", 1)[0] not in spec.ignore)
+
+        return env_dump_differences(kept(gtext), kept(otext), gn, on, inherited)
+
+    files = {h.removeprefix("file "): b for h, b in golden.sections.items() if h.startswith("file")}
+    if not files:
+        return compare(golden.stdout, cap.stdout)
+    diffs = []
+    if on.text(cap.stdout) != gn.text(golden.stdout):  # "Submitted batch job N"
+        diffs.append(f"stdout {cap.stdout!r}, golden {golden.stdout!r}")
+        return diffs
+    gid, oid = golden.stdout.split()[-1], cap.stdout.split()[-1]
+    for header, genv in files.items():
+        name = re.sub(rf"(?<=-){gid}(?=\.)", oid, header.removesuffix(" (sorted)"))
+        path = cap.cwd / name
+        if not path.exists():
+            diffs.append(f"no file {name}: {sorted(p.name for p in cap.cwd.iterdir())}")
+            continue
+        ours = path.read_text()
+        if header.endswith(" (sorted)"):
+            ours = "".join(sorted(ours.splitlines(True)))
+        diffs += [f"{name}: {d}" for d in compare(genv, ours)]
+    return diffs
 
 
 def differences(name: str, story: Story) -> list[str]:
@@ -110,8 +149,13 @@ def differences(name: str, story: Story) -> list[str]:
     gn, on = norms(story, cap, spec)
     diffs = []
     if spec.kind == "exact":
-        if cap.stdout != golden.stdout:
-            diffs.append(f"stdout {cap.stdout!r}, golden {golden.stdout!r}")
+        gout, oout = gn.swap(golden.stdout).split("\n"), cap.stdout.split("\n")
+        for i in spec.id_lines:  # a line that is a job id: the same role on both sides
+            gout[i] = gn.job(gout[i])
+            if i < len(oout):
+                oout[i] = on.job(oout[i])
+        if oout != gout:
+            diffs.append(f"stdout {oout}, golden {gout}")
     elif spec.kind == "text":
         if on.text(cap.stdout) != gn.text(golden.stdout):
             diffs.append(f"stdout {on.text(cap.stdout)!r}, golden {gn.text(golden.stdout)!r}")
@@ -122,14 +166,8 @@ def differences(name: str, story: Story) -> list[str]:
             golden.stdout, cap.stdout, gn, on, ignore=spec.ignore, drop=spec.drop
         )
     elif spec.kind == "env":
-        if on.text(cap.stdout) != gn.text(golden.stdout):  # "Submitted batch job N"
-            diffs.append(f"stdout {cap.stdout!r}, golden {golden.stdout!r}")
-        [(gfile, genv)] = [(h, b) for h, b in golden.sections.items() if h.startswith("file")]
-        ours = (cap.cwd / f"slurm-{cap.stdout.split()[-1]}.out").read_text()
-        diffs += env_differences(genv, ours, gn, on, story.cluster.env())
-    if spec.kind == "exact" and cap.stderr != golden.stderr:
-        diffs.append(f"stderr {cap.stderr!r}, golden {golden.stderr!r}")
-    elif on.text(cap.stderr) != gn.text(golden.stderr):
+        diffs += env_file_differences(golden, cap, spec, gn, on, story.cluster.env())
+    if on.text(cap.stderr) != gn.text(golden.stderr):  # "srun: job N queued ..."
         diffs.append(f"stderr {cap.stderr!r}, golden {golden.stderr!r}")
     if golden.code is not None and cap.code != golden.code:
         diffs.append(f"exit {cap.code}, golden {golden.code}")
@@ -209,6 +247,21 @@ def test_environments_compare_names_and_values_but_not_pids():
         "SLURM_NTASKS=2, golden 1"
     ]
     assert env_differences(golden, other, g, o, {"SLURM_EXTRA": "2"})[0] == "extra SLURM_EXTRA=1"
+
+
+def test_each_task_s_environment_is_compared_with_its_golden_task():
+    golden = "=== batch\nSLURM_PROCID=0\n====task1\nSLURM_PROCID=1\n"
+    g, o = Norm({}), Norm({})
+    assert env_dump_differences(golden, golden, g, o) == []
+    swapped = "=== batch\nSLURM_PROCID=1\n====task1\nSLURM_PROCID=0\n"
+    assert env_dump_differences(golden, swapped, g, o) == [
+        "after '=== batch': SLURM_PROCID=1, golden 0",
+        "after '====task1': SLURM_PROCID=0, golden 1",
+    ]
+    # a text line of the golden (srun's "task PROCID=..." echo, say) must be there too
+    assert env_dump_differences(golden, "SLURM_PROCID=0\n", g, o) == [
+        "line '=== batch' missing; ours has []"
+    ]
 
 
 @pytest.mark.parametrize(

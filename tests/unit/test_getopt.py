@@ -295,7 +295,7 @@ wait-all-nodes wckey wrap""".split()
 BRIEF_SUPPORTED = """nodes ntasks ntasks-per-node cpus-per-task mem mem-per-cpu mem-per-gpu gres
 gpus gpus-per-node time partition job-name output error input chdir export parsable hold
 test-only open-mode comment exclude nodelist exclusive account qos wrap nice requeue
-no-requeue constraint version help usage quiet verbose""".split()
+no-requeue constraint version help usage quiet verbose signal""".split()
 
 
 def status_of(table: OptionTable, name: str) -> str:
@@ -309,7 +309,7 @@ def test_sbatch_table_covers_every_real_option():
         assert status_of(SBATCH, name) == SUPPORTED, name
     for name in "mail-type mail-user wckey clusters profile propagate".split():
         assert status_of(SBATCH, name) == IGNORED, name
-    for name in "array dependency signal begin wait gpus-per-task reservation".split():
+    for name in "array dependency begin wait gpus-per-task reservation".split():
         assert status_of(SBATCH, name) == UNSUPPORTED, name
     # short letters of real sbatch
     assert "".join(sorted(SBATCH.shorts)) == "ABCDFGHJLMNOQSVWabcdehikmnopqstvwx"

@@ -357,7 +357,8 @@ def test_value_errors_come_before_reading_the_script():
         (["--exclusive=bogus"], ["sbatch: error: Invalid --exclusive specification"], 255),
         (["--exclusive=user"], ["sbatch: error: --exclusive=user is not supported yet"], 1),
         (["--mem-per-cpu=1Q"], ["sbatch: error: Invalid --mem-per-cpu specification"], 255),
-        (["--signal=USR1@60"], ["sbatch: error: --signal is not supported yet"], 1),
+        (["--signal=USR1@x"], ["sbatch: error: Invalid --signal specification"], 255),
+        (["--signal=R:USR1@60"], ["sbatch: error: --signal=R: is not supported yet"], 1),
         (
             ["--mem=1G", "--mem-per-cpu=100"],
             ["sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."],
@@ -443,8 +444,10 @@ def test_ignored_options_are_accepted_and_listed():
 
 
 def test_unsupported_from_env_names_the_variable():
-    err = fails("--wrap", "x", env={**ENV, "SBATCH_SIGNAL": "USR1@60"})
-    assert err.lines == ["sbatch: error: --signal (from SBATCH_SIGNAL) is not supported yet"]
+    err = fails("--wrap", "x", env={**ENV, "SBATCH_RESERVATION": "maint"})
+    assert err.lines == [
+        "sbatch: error: --reservation (from SBATCH_RESERVATION) is not supported yet"
+    ]
 
 
 def test_job_name_sources(tmp_path):

@@ -1,0 +1,286 @@
+"""srun and salloc from the command line, against a recording controller and stand-in agents.
+
+The controller is a fake ``ControllerClient`` (installed through
+``ControllerClient.from_env``, as the commands look it up) that records what
+it was asked: submissions, steps, allocation updates, cancels.  Agents are
+``tests/cli/fake_agent.py`` servers on loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import types
+
+import pytest
+
+import cli.client
+from cli import allocation, salloc, srun, step_runner
+from cli.client import ControllerClient, Record
+from slurmlite import errors
+from slurmlite.allocenv import allocation_environment
+from slurmlite.conftext import ClientSettings
+from slurmlite.errors import SlurmError
+from tests.cli.fake_agent import FakeAgent, grant, says
+from tests.cli.test_import_budget import HEAVY, ROOT
+
+JOB = 12
+
+
+class FakeController:
+    def __init__(self, step_grant=None, states=("RUNNING",), busy: int = 0) -> None:
+        self.config = types.SimpleNamespace(cluster_name="anchor", path="/etc/slurm/slurm.conf")
+        self.grant, self.states, self.busy = step_grant, list(states), busy
+        self.submitted: list[dict] = []
+        self.steps: list[tuple[int, dict]] = []
+        self.updates: list[tuple[int, bool, int]] = []
+        self.cancelled: list[dict] = []
+
+    def submit(self, fields):
+        self.submitted.append(fields)
+        return Record({"job_id": JOB})
+
+    def get_jobs(self, job_ids=None, all_states=False, **_):
+        state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
+        job = {"job_id": JOB, "name": "hostname", "state": state, "nodes": ["n1", "n2"],
+               "alloc": [Record({"node": "n1", "cpus": 2}), Record({"node": "n2", "cpus": 2})],
+               "tasks_per_node": [2, 2], "num_tasks": 4, "partition": "debug",
+               "account": "acct_a", "qos": "normal", "submit_dir": "/work", "uid": 1001,
+               "user": "alice", "gid": 1001, "mem_per_cpu": 1000}  # fmt: skip
+        return [Record(job)]
+
+    def create_step(self, job_id, req):
+        if self.busy:
+            self.busy -= 1
+            raise SlurmError(errors.ESLURM_NODES_BUSY)
+        self.steps.append((job_id, req))
+        return self.grant
+
+    def allocation_update(self, job_id, end=False, exit_code=0):
+        self.updates.append((job_id, end, exit_code))
+
+    def cancel(self, req):
+        self.cancelled.append(req)
+        return []
+
+    def close(self):
+        pass
+
+
+@pytest.fixture
+def controller(monkeypatch):
+    """Install a FakeController; commands run outside any allocation, stdin unread."""
+    holder: dict[str, FakeController] = {}
+    monkeypatch.setattr(
+        ControllerClient, "from_env", classmethod(lambda cls, prog, conf=None: holder["c"])
+    )
+    for name in ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_NTASKS", "SLURM_NNODES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(step_runner, "stdin_is_ours", lambda fd=0: False)
+
+    def install(fake: FakeController) -> FakeController:
+        holder["c"] = fake
+        return fake
+
+    return install
+
+
+@pytest.fixture
+def agents():
+    made: list[FakeAgent] = []
+    yield lambda node, script: made.append(FakeAgent(node, script)) or made[-1]
+    for agent in made:
+        agent.close()
+
+
+def run_main(main, *args: str) -> int:
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(args))
+    return exit_info.value.code
+
+
+def test_srun_outside_an_allocation_allocates_runs_step_0_and_releases(controller, agents, capfd):
+    n1, n2 = agents("n1", says("{node}\n")), agents("n2", says("{node}\n", status=3 << 8))
+    fake = controller(FakeController(grant([n1, n2], [[0, 1], [2, 3]], job_id=JOB)))
+    assert run_main(srun.main, "-N2", "-n4", "-l", "hostname") == 3  # worst task: exit 3
+    out, err = capfd.readouterr()
+    assert sorted(out.splitlines()) == ["0: n1", "1: n1", "2: n2", "3: n2"]
+    assert err == "srun: error: n2: tasks 2-3: Exited with exit code 3\n"  # started at once: quiet
+    [submitted] = fake.submitted
+    assert submitted["allocation"] is True and submitted["script"] == ""
+    assert (submitted["name"], submitted["nodes_min"], submitted["ntasks"]) == ("hostname", 2, 4)
+    [(job_id, step)] = fake.steps
+    assert job_id == JOB and step["argv"] == ["hostname"] and step["label"] is True
+    # the caller's environment only: the step adds the job's variables (stepenv), and
+    # salloc's allocation variables are not for srun's tasks (golden 17: no SLURM_MEM_PER_CPU)
+    env = step["environment"]
+    assert not {"SLURM_JOB_ID", "SLURM_MEM_PER_CPU", "SLURM_NODE_ALIASES"} & env.keys()
+    assert fake.updates[-1] == (JOB, True, 3 << 8)  # the allocation ends with the step's status
+
+
+def test_srun_reports_the_wait_when_the_allocation_is_queued(
+    controller, agents, capfd, monkeypatch
+):
+    monkeypatch.setattr(allocation, "GRACE", 0.0)
+    n1 = agents("n1", says("hi\n"))
+    controller(FakeController(grant([n1], [[0]], job_id=JOB), states=("PENDING", "RUNNING")))
+    assert run_main(srun.main, "-n1", "hostname") == 0
+    assert capfd.readouterr().err == (  # golden 17_srun_label_hostname
+        "srun: job 12 queued and waiting for resources\nsrun: job 12 has been allocated resources\n"
+    )
+
+
+def test_an_allocation_that_ends_before_it_runs_is_revoked(controller, capfd, monkeypatch):
+    monkeypatch.setattr(allocation, "GRACE", 0.0)
+    fake = controller(FakeController(states=("PENDING", "CANCELLED")))
+    assert run_main(srun.main, "hostname") == 1
+    assert capfd.readouterr().err.endswith("srun: Job allocation 12 has been revoked\n")
+    assert fake.steps == []
+
+
+def test_ctrl_c_while_queued_ends_the_request(controller, capfd, monkeypatch):
+    monkeypatch.setattr(allocation, "GRACE", 0.0)
+    fake = controller(FakeController(states=("PENDING",)))
+    polls = []
+
+    def pending_then_ctrl_c(**_):
+        polls.append(1)
+        if len(polls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # the user gives up while it waits
+        return FakeController.get_jobs(fake)
+
+    fake.get_jobs = pending_then_ctrl_c
+    assert run_main(srun.main, "hostname") == 1
+    assert capfd.readouterr().err == (
+        "srun: job 12 queued and waiting for resources\nsrun: Job allocation 12 has been revoked\n"
+    )
+    assert fake.updates == [(JOB, True, 0)]  # ended while pending: the controller cancels it
+
+
+def test_a_busy_step_is_retried_with_one_message(controller, agents, capfd, monkeypatch):
+    monkeypatch.setenv("SLURM_JOB_ID", str(JOB))
+    n1 = agents("n1", says("ok\n"))
+    fake = controller(FakeController(grant([n1], [[0]], job_id=JOB, step_id=1), busy=2))
+    assert run_main(srun.main, "-n1", "true") == 0
+    out, err = capfd.readouterr()
+    assert out == "ok\n"
+    assert err == (
+        "srun: Job 12 step creation temporarily disabled, retrying (Requested nodes are busy)\n"
+        "srun: Step created for StepId=12.1\n"
+    )
+    assert fake.submitted == [] and fake.updates == []  # inside an allocation: no new job
+
+
+def test_a_step_in_an_expired_job(controller, capfd, monkeypatch):
+    monkeypatch.setenv("SLURM_JOB_ID", "99")
+    fake = controller(FakeController())
+    fake.create_step = lambda job_id, req: (_ for _ in ()).throw(
+        SlurmError(errors.ESLURM_INVALID_JOB_ID)
+    )
+    assert run_main(srun.main, "true") == 1
+    assert capfd.readouterr().err == (
+        "srun: error: Unable to confirm allocation for job 99: Invalid job id specified\n"
+        "srun: Check SLURM_JOB_ID environment variable. Expired or invalid job 99\n"
+    )
+
+
+def test_salloc_runs_the_command_here_with_the_allocation_variables(controller, capfd):
+    fake = controller(FakeController())
+    code = run_main(
+        salloc.main,
+        "-N2",
+        "sh",
+        "-c",
+        "echo $SLURM_JOB_ID $SLURM_NNODES $SLURM_TASKS_PER_NODE; exit 3",
+    )
+    assert code == 3
+    out, err = capfd.readouterr()
+    assert out == "12 2 2(x2)\n"
+    assert err == "salloc: Granted job allocation 12\nsalloc: Relinquishing job allocation 12\n"
+    assert fake.submitted[0]["name"] == "sh"
+    assert fake.updates == [(JOB, True, 3 << 8)]
+
+
+def test_salloc_hangs_up_its_command_when_the_allocation_is_revoked(controller, capfd, monkeypatch):
+    monkeypatch.setattr(allocation, "KEEPALIVE", 0.05)
+    fake = controller(FakeController())
+
+    def gone(job_id, end=False, exit_code=0):
+        fake.updates.append((job_id, end, exit_code))
+        if not end:  # scancel'd meanwhile: the keepalive learns it
+            raise SlurmError(errors.ESLURM_ALREADY_DONE)
+
+    fake.allocation_update = gone
+    assert run_main(salloc.main, "sleep", "30") == 128 + signal.SIGHUP
+    err = capfd.readouterr().err
+    assert err == "salloc: Granted job allocation 12\nsalloc: Job allocation 12 has been revoked.\n"
+    assert fake.updates == [(JOB, False, 0)]  # nothing left to end
+
+
+def test_salloc_passes_sigterm_to_its_command_and_still_releases(controller, capfd):
+    fake = controller(FakeController())
+    default = signal.getsignal(signal.SIGTERM)
+
+    def terminate_when_waiting() -> None:
+        deadline = time.monotonic() + 10
+        while signal.getsignal(signal.SIGTERM) is default and time.monotonic() < deadline:
+            time.sleep(0.01)  # polling salloc's state, not timing it
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    thread = threading.Thread(target=terminate_when_waiting)
+    thread.start()
+    try:
+        assert run_main(salloc.main, "sleep", "30") == 128 + signal.SIGTERM
+    finally:
+        thread.join(10)
+    assert capfd.readouterr().err.endswith("salloc: Relinquishing job allocation 12\n")
+    assert fake.updates == [(JOB, True, signal.SIGTERM)]  # the command's raw status: signal 15
+
+
+def test_allocation_environment_worked_example():
+    job = FakeController().get_jobs()[0]
+    env = allocation_environment(
+        {"HOME": "/h", "SLURM_STEP_ID": "3", "SLURM_CONF": "/c"}, job, "anchor", "login",
+        {"SLURM_NTASKS": "4", "SLURM_NPROCS": "4"},
+    )  # fmt: skip
+    assert env["SLURM_JOB_CPUS_PER_NODE"] == "2(x2)" and env["SLURM_TASKS_PER_NODE"] == "2(x2)"
+    assert env["SLURM_NTASKS"] == "4" and env["SLURM_MEM_PER_CPU"] == "1000"
+    assert env["MASTER_ADDR"] == "n1" and env["MASTER_PORT"] == "20012"  # 20000 + 12
+    assert "SLURM_STEP_ID" not in env  # an enclosing step's variable is stale here
+    assert env["SLURM_CONF"] == "/c" and env["HOME"] == "/h"
+
+
+def test_client_create_step_maps_a_bare_409_to_nodes_busy(monkeypatch):
+    client = ControllerClient(ClientSettings("/none", "c", "/none.sock"), "srun")
+    sent: list[tuple] = []
+
+    def busy(method, path, body=None, query=None):
+        sent.append((method, path, body))
+        raise cli.client._error_from(409, {"detail": "busy"})
+
+    monkeypatch.setattr(client, "request", busy)
+    with pytest.raises(SlurmError) as info:
+        client.create_step(5, {"argv": ["x"]})
+    assert info.value.code == errors.ESLURM_NODES_BUSY
+    assert sent == [("POST", "/v1/jobs/5/steps", {"argv": ["x"]})]
+    monkeypatch.setattr(client, "request", lambda *a, **k: sent.append(a[:3]))
+    client.allocation_update(5, end=True, exit_code=256)
+    assert sent[-1] == ("POST", "/v1/jobs/5/allocation", {"end": True, "exit_code": 256})
+
+
+def test_the_modules_srun_loads_to_run_a_step_stay_light():
+    # as tests/cli/test_import_budget.py, for what srun and salloc import after the options
+    probe = (
+        "import sys, json; import cli.srun, cli.salloc, cli.step_runner, cli.allocation, "
+        "slurmlite.allocenv, slurmlite.resources; "
+        f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert json.loads(out.stdout) == []
