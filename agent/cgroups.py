@@ -184,6 +184,7 @@ class CgroupTree:
         self.memory = memory and mount.memory
         self.no_swap = no_swap
         self._doomed: set[Path] = set()  # removal failed (members still exiting): retried
+        self._prepared = False  # slurmlite/<scope>/ made (once: a burst of starts skips it)
 
     def __repr__(self) -> str:
         return f"CgroupTree(v{self.version}, {self.scope}, memory={self.memory})"
@@ -194,12 +195,17 @@ class CgroupTree:
     def create(self, job_id: int, restarts: int, mem_mib: int | None) -> JobCgroup:
         """The job's cgroup, empty, with its memory limit (``mem_mib`` MiB; 0/None: none)."""
         self.retry()
-        self._prepare()
+        if not self._prepared:
+            self._prepare()
+            self._prepared = True
         cg = JobCgroup(self.job_path(job_id, restarts), self.version, self)
         try:
             os.mkdir(cg.path)
         except FileExistsError:  # left by a launch cut short: nothing of it may live on
             cg.kill()
+        except FileNotFoundError:  # the scope was removed under us (a sweep, an admin)
+            self._prepare()
+            os.mkdir(cg.path)
         if self.memory and mem_mib:
             cg.limit_memory(int(mem_mib) << 20, self.no_swap)
         return cg
@@ -224,14 +230,15 @@ class CgroupTree:
         """Kill what is left in ``cg`` and remove it; False: busy, retried later.
 
         Killed processes take a moment to exit; up to ``wait`` s is spent
-        waiting for them (nothing is waited for when none was left)."""
+        waiting for them (nothing is waited for when none was left).  The
+        agent's own scope stays while it runs (a start after the last end would
+        only make it again); ``sweep`` at start and ``destroy`` remove it."""
         cg.kill()
         deadline = time.monotonic() + wait
         while cg.pids() and time.monotonic() < deadline:
             time.sleep(0.002)
         if _rmdir(cg.path):
             self._doomed.discard(cg.path)
-            self._tidy()
             return True
         self._doomed.add(cg.path)
         return False
@@ -245,6 +252,7 @@ class CgroupTree:
                 self.retire(JobCgroup(self.scope / entry, self.version, self))
                 count += 1
         self._tidy()
+        self._prepared = False  # _tidy may have removed the scope
         return count
 
     def destroy(self) -> None:
@@ -252,6 +260,7 @@ class CgroupTree:
         for entry in _listdir(self.scope):
             self.retire(JobCgroup(self.scope / entry, self.version, self))
         self._tidy()
+        self._prepared = False
 
     def _prepare(self) -> None:
         """``slurmlite/<scope>/`` exists (and passes the memory controller on, v2).
