@@ -65,6 +65,7 @@ from agent.gres import GpuDevice, translate_gpu_env
 from agent.isolation import Isolation
 from agent.launcher import Launcher, LaunchError, RunningJob
 from agent.orders import OrderGate, OrderRefused
+from agent.portcheck import port_warning
 from agent.stepstate import StepDuties
 from agent.steptable import StepTable
 from slurmlite.config import Config, NodeConf
@@ -188,6 +189,10 @@ class AgentState(CompletionSpool, StepDuties):
             )
             return "failed"
         self._watch(Job(spec.job_id, spec.restarts, spec.step_id, proc))
+        # the batch host is the job's first node: where a rendezvous would listen
+        if warning := port_warning(spec.environment, self.name):
+            log.warning("event=master_port_taken job=%s node=%s", spec.job_id, self.name)
+            asyncio.get_running_loop().run_in_executor(None, proc.write_stderr, warning)
         log.info("event=launched job=%s node=%s pid=%s", spec.job_id, self.name, proc.pid)
         return "started"
 

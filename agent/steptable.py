@@ -48,6 +48,7 @@ from agent.cgroups import CgroupTree, JobCgroup
 from agent.confine import CGROUP_FAILED, LaunchError, credentials
 from agent.gres import GpuDevice, translate_gpu_env
 from agent.identity import fill_login_env
+from agent.portcheck import port_warning
 from agent.steps import StepRun
 from agent.tasks import Task, TaskPlan, Where, close_gate, prepare_files, spawn_task
 from slurmlite.filepattern import expand_pattern, resolve_output
@@ -166,6 +167,8 @@ class StepTable:
         self.runs[launch.credential] = run
         run.start()
         log.info("event=step_started step=%s node=%s tasks=%s", run.name, launch.node, launch.tasks)
+        if launch.node_index == 0 and (warning := port_warning(launch.environment, launch.node)):
+            run.announce(warning)  # the step's rank 0 would fail to listen there
         return run
 
     def _job_cgroup(self, launch: StepLaunch) -> JobCgroup | None:
