@@ -113,14 +113,16 @@ class Terminal:
         import tty
 
         self._saved = termios.tcgetattr(self.fd)
-        tty.setraw(self.fd)
+        # TCSADRAIN, not setraw's default TCSAFLUSH: what was typed before srun
+        # started (a command typed ahead) goes to the remote shell, as with ssh
+        tty.setraw(self.fd, termios.TCSADRAIN)
 
     def restore(self) -> None:
         if self._saved is None:
             return
         import termios
 
-        termios.tcsetattr(self.fd, termios.TCSAFLUSH, self._saved)
+        termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
         self._saved = None
 
     def size(self) -> tuple[int, int] | None:

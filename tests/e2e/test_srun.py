@@ -8,12 +8,14 @@ answer, the whole module is skipped with the reason (``steps_ready``).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
 import re
 import signal
 import subprocess
+import termios
 import urllib.request
 
 import pytest
@@ -179,3 +181,59 @@ def test_rank_variables_for_pytorch(c):
         [str(rank), "4", str(rank % 2), "2", str(rank // 2)] for rank in range(4)
     ]
     assert len({row[5] for row in rows}) == 1  # one MASTER_ADDR: the step's first node
+
+
+def test_gpus_per_task_gives_each_task_its_own_gpus(c):
+    # n1 and n2 have 2 (fake) GPUs each: 2 tasks x 1 GPU on one node -> distinct devices
+    r = c.run(
+        "srun -N1 -n2 --gpus-per-task=1 sh -c 'echo $SLURM_PROCID $CUDA_VISIBLE_DEVICES' | sort"
+    )
+    assert r.returncode == 0, r.stderr
+    rows = [line.split() for line in r.stdout.splitlines()]
+    assert [row[0] for row in rows] == ["0", "1"]
+    devices = [row[1] for row in rows]
+    assert len(set(devices)) == 2 and all(d in ("0", "1") for d in devices), rows
+
+
+def _own_terminal() -> None:
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def test_an_interactive_shell_inside_a_running_job(c, jobdir):
+    jid = c.submit("--wrap 'sleep 60'", cwd=jobdir)
+    wait_for(lambda: c.run(f"squeue -h -j {jid} -o %T").stdout.strip() == "RUNNING", what="running")
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        ["srun", "--jobid", str(jid), "--overlap", "--pty", "bash", "--norc", "-i"],
+        cwd=c.work, env=c.env(), stdin=slave, stdout=slave, stderr=slave,
+        preexec_fn=_own_terminal,  # as in a login: the terminal is srun's controlling tty
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    try:
+        os.write(master, b"echo inside-$SLURM_JOB_ID-$SLURM_STEP_ID; exit 3\n")
+        while b"inside-" + str(jid).encode() not in seen:
+            try:
+                chunk = os.read(master, 1024)
+            except OSError:  # EIO: the terminal closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+        code = proc.wait(timeout=60)
+        while True:
+            try:
+                more = os.read(master, 1024)
+            except OSError:
+                break
+            if not more:
+                break
+            seen += more
+        assert code == 3, seen  # the shell's own exit status comes back
+    finally:
+        os.close(master)
+        proc.kill()
+        proc.wait()
+        c.run(f"scancel {jid}")
+    assert re.search(rb"inside-%d-\d+" % jid, seen), seen

@@ -88,6 +88,8 @@ def test_a_job_runs_and_a_failed_measurement_leaves_nothing_behind():
         # a loaded machine (the whole suite beside it) may take a while to start the job;
         # any error in the block is swallowed and logged, so the checks come after it
         wait_for(lambda: slurm.states().get(int(job)) == "RUNNING", 120, "the job to run")
+        # RUNNING comes before slurmstepd has started the job's shell: wait for it too
+        wait_for(lambda: len(ours(conf)) >= 5, 60, "the job's slurmstepd and shell")
         running = ours(conf)
         raise RuntimeError("boom")  # swallowed: the bench goes on with the reference
     assert any("real Slurm measurement failed: boom" in line for line in lines), lines
