@@ -38,3 +38,6 @@ done
 run squeue
 run sacct -j "$cpu,$gpu,$big"
 for id in "$cpu" "$gpu" "$big"; do run cat "slurm-$id.out"; done
+# a job step over both nodes, with the rank variables torch's env:// rendezvous reads
+run srun -N2 --ntasks-per-node=2 -l bash -c \
+  'echo "rank $RANK of $WORLD_SIZE on $SLURMD_NODENAME, rendezvous at $MASTER_ADDR:$MASTER_PORT"'
