@@ -28,7 +28,8 @@ from slurmlite.getopt import CommandLineError, OptionTable, ParsedOptions, resol
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
 if TYPE_CHECKING:  # strings, so only type checkers need these names
-    from typing import NoReturn, TextIO
+    from collections.abc import Callable
+    from typing import Any, NoReturn, TextIO
 
 if TYPE_CHECKING:
     from cli.client import ControllerClient
@@ -58,6 +59,48 @@ def fail(prog: str, message: str, code: int = EXIT_ERROR) -> NoReturn:
 
 def print_version(stream: TextIO | None = None) -> None:
     print(VERSION, file=stream or sys.stdout)
+
+
+def current_umask() -> int:
+    """The process's umask (read by setting it, then put back): jobs inherit it."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def error_exit() -> int:
+    """Exit status of sbatch/srun/salloc on a failure of their own: 1, or $SLURM_EXIT_ERROR."""
+    value = os.environ.get("SLURM_EXIT_ERROR")
+    return int(value) & 0xFF if value and value.lstrip("-").isdigit() else 1
+
+
+def built_or_exit(build: Callable[[], Any], prog: str, doc: str | None, dashes: str = "") -> Any:
+    """The parsed command of sbatch/srun/salloc, or None when nothing is left to do.
+
+    ``build()`` parses the command line; its ``CommandLineError`` lines are
+    printed and the process exits with its status.  ``--version`` and
+    ``--help``/``--usage`` print and give None; otherwise the command's
+    warnings are printed and, with ``-v``, each option accepted and ignored
+    (``dashes`` + name: sbatch names them bare, srun/salloc with their dashes).
+    """
+    try:
+        cmd = build()
+    except CommandLineError as e:
+        for line in e.lines:
+            print(line, file=sys.stderr)
+        sys.exit(e.exit_code)
+    if cmd.request == "version":
+        print(VERSION)
+        return None
+    if cmd.request in ("help", "usage"):
+        print(doc)
+        return None
+    for line in cmd.warnings:
+        print(line, file=sys.stderr)
+    if cmd.verbose:
+        for name in cmd.ignored:
+            print(f"{prog}: option {dashes}{name} accepted and ignored", file=sys.stderr)
+    return cmd
 
 
 def get_client(prog: str, conf_path: str | None = None) -> ControllerClient:

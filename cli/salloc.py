@@ -32,9 +32,8 @@ import os
 import signal
 import sys
 
-from cli.common import VERSION, get_client
+from cli.common import built_or_exit, current_umask, error_exit, get_client
 from slurmlite.errors import SlurmError
-from slurmlite.getopt import CommandLineError
 from slurmlite.srun_request import SrunCommand, build_salloc
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms
@@ -42,17 +41,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROG = "salloc"
-
-
-def _error_exit() -> int:
-    value = os.environ.get("SLURM_EXIT_ERROR")
-    return int(value) & 0xFF if value and value.lstrip("-").isdigit() else 1
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _status_code(status: int) -> int:
@@ -71,7 +59,7 @@ def run(cmd: SrunCommand) -> int:
         client = get_client(PROG)
     except SlurmError as e:
         print(f"{PROG}: error: {e.full}", file=sys.stderr)
-        return _error_exit()
+        return error_exit()
     cmd.submit["alloc_sid"] = os.getsid(0)
     alloc = Allocation(client, PROG, cmd.quiet)
     try:
@@ -79,7 +67,7 @@ def run(cmd: SrunCommand) -> int:
     except AllocationFailed as e:
         for line in e.lines:
             print(line, file=sys.stderr)
-        return _error_exit()
+        return error_exit()
     env = allocation_environment(
         os.environ,
         job,
@@ -114,28 +102,18 @@ def run(cmd: SrunCommand) -> int:
         if not alloc.revoked.is_set() and not cmd.quiet:
             print(f"{PROG}: Relinquishing job allocation {alloc.job_id}", file=sys.stderr)
         alloc.release(status)
-    return _status_code(status) if child is not None else _error_exit()
+    return _status_code(status) if child is not None else error_exit()
 
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    try:
-        cmd = build_salloc(args, os.environ, os.getcwd(), _socket.gethostname(), _umask())
-    except CommandLineError as e:
-        for line in e.lines:
-            print(line, file=sys.stderr)
-        sys.exit(e.exit_code)
-    if cmd.request == "version":
-        print(VERSION)
+    cmd = built_or_exit(
+        lambda: build_salloc(args, os.environ, os.getcwd(), _socket.gethostname(), current_umask()),
+        PROG,
+        __doc__,
+    )
+    if cmd is None:
         return
-    if cmd.request in ("help", "usage"):
-        print(__doc__)
-        return
-    for line in cmd.warnings:
-        print(line, file=sys.stderr)
-    if cmd.verbose:
-        for name in cmd.ignored:
-            print(f"{PROG}: option {name} accepted and ignored", file=sys.stderr)
     sys.exit(run(cmd))
 
 

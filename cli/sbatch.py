@@ -23,9 +23,8 @@ import os
 import pwd
 import sys
 
-from cli.common import VERSION, get_client
+from cli.common import built_or_exit, current_umask, error_exit, get_client
 from slurmlite.errors import SlurmError
-from slurmlite.getopt import CommandLineError
 from slurmlite.sbatch_request import build_submit
 
 PROG = "sbatch"
@@ -41,25 +40,22 @@ def main(argv: list[str] | None = None) -> None:
         user = pwd.getpwuid(os.getuid()).pw_name
     except KeyError:
         user = str(os.getuid())
-    try:
-        cmd = build_submit(
-            args, os.environ, os.getcwd(), _read_stdin, _socket.gethostname(), user, umask=_umask()
-        )
-    except CommandLineError as e:
-        for line in e.lines:
-            print(line, file=sys.stderr)
-        sys.exit(e.exit_code)
-    if cmd.request == "version":
-        print(VERSION)
+    cmd = built_or_exit(
+        lambda: build_submit(
+            args,
+            os.environ,
+            os.getcwd(),
+            _read_stdin,
+            _socket.gethostname(),
+            user,
+            umask=current_umask(),
+        ),
+        PROG,
+        __doc__,
+        dashes="--",
+    )
+    if cmd is None:
         return
-    if cmd.request in ("help", "usage"):
-        print(__doc__)
-        return
-    for line in cmd.warnings:
-        print(line, file=sys.stderr)
-    if cmd.verbose:
-        for name in cmd.ignored:
-            print(f"{PROG}: option --{name} accepted and ignored", file=sys.stderr)
     assert cmd.fields is not None
     cmd.fields["alloc_sid"] = os.getsid(0)  # scontrol's AllocNode:Sid
     try:
@@ -69,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
         if e.detail:
             print(f"{PROG}: error: {e.detail}", file=sys.stderr)
         print(f"{PROG}: error: Batch job submission failed: {e.message}", file=sys.stderr)
-        sys.exit(_error_exit())
+        sys.exit(error_exit())
     if cmd.test_only:
         print(f"{PROG}: {result.test_only_message}", file=sys.stderr)
         return
@@ -78,20 +74,6 @@ def main(argv: list[str] | None = None) -> None:
     elif not cmd.quiet:
         suffix = f" on cluster {cmd.cluster}" if cmd.cluster else ""
         print(f"Submitted batch job {result.job_id}{suffix}")
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _error_exit() -> int:
-    """Exit status on a controller refusal: 1, or $SLURM_EXIT_ERROR."""
-    value = os.environ.get("SLURM_EXIT_ERROR")
-    if value and value.lstrip("-").isdigit():
-        return int(value) & 0xFF
-    return 1
 
 
 if __name__ == "__main__":

@@ -41,10 +41,9 @@ import signal
 import sys
 import time
 
-from cli.common import VERSION, get_client
+from cli.common import built_or_exit, current_umask, error_exit, get_client
 from slurmlite import errors
 from slurmlite.errors import SlurmError
-from slurmlite.getopt import CommandLineError
 from slurmlite.srun_request import SrunCommand, build_srun
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms
@@ -53,18 +52,6 @@ if TYPE_CHECKING:
 
 PROG = "srun"
 _BUSY_PAUSE = (0.1, 2.0)  # first and longest pause between step-creation attempts
-
-
-def _error_exit() -> int:
-    """Exit status on a failure of srun itself: 1, or $SLURM_EXIT_ERROR."""
-    value = os.environ.get("SLURM_EXIT_ERROR")
-    return int(value) & 0xFF if value and value.lstrip("-").isdigit() else 1
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def create_step(client: Any, job_id: int, request: dict[str, Any], quiet: bool = False) -> Any:
@@ -110,7 +97,7 @@ def run(cmd: SrunCommand) -> int:
         client = get_client(PROG)
     except SlurmError as e:
         print(f"{PROG}: error: {e.full}", file=sys.stderr)
-        return _error_exit()
+        return error_exit()
     env: dict[str, str] = dict(os.environ)
     alloc = None
     job_id = cmd.job_id
@@ -125,7 +112,7 @@ def run(cmd: SrunCommand) -> int:
         except AllocationFailed as e:
             for line in e.lines:
                 print(line, file=sys.stderr)
-            return _error_exit()
+            return error_exit()
         job_id = alloc.job_id
         alloc.keep_alive()
         # The tasks get the job's variables from the step (slurmlite.stepenv), not
@@ -143,13 +130,13 @@ def run(cmd: SrunCommand) -> int:
         except SlurmError as e:
             for line in _step_error(job_id, e):
                 print(line, file=sys.stderr)
-            return _error_exit()
+            return error_exit()
         except KeyboardInterrupt:
             print(
                 f"{PROG}: Cancelled pending job step with signal {int(signal.SIGINT)}",
                 file=sys.stderr,
             )
-            return _error_exit()
+            return error_exit()
         code, raw_status = run_step(grant, cmd, PROG)
         return code
     finally:
@@ -159,23 +146,13 @@ def run(cmd: SrunCommand) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    try:
-        cmd = build_srun(args, os.environ, os.getcwd(), _socket.gethostname(), _umask())
-    except CommandLineError as e:
-        for line in e.lines:
-            print(line, file=sys.stderr)
-        sys.exit(e.exit_code)
-    if cmd.request == "version":
-        print(VERSION)
+    cmd = built_or_exit(
+        lambda: build_srun(args, os.environ, os.getcwd(), _socket.gethostname(), current_umask()),
+        PROG,
+        __doc__,
+    )
+    if cmd is None:
         return
-    if cmd.request in ("help", "usage"):
-        print(__doc__)
-        return
-    for line in cmd.warnings:
-        print(line, file=sys.stderr)
-    if cmd.verbose:
-        for name in cmd.ignored:
-            print(f"{PROG}: option {name} accepted and ignored", file=sys.stderr)
     sys.exit(run(cmd))
 
 
