@@ -8,7 +8,12 @@ Four tables hold everything the controller must not forget:
 * ``steps``  one row per job step (``batch`` for the batch script), for sacct;
 * ``nodes``  what each node registered and the admin/health state that must
   survive a controller restart (DOWN, DRAIN and their reasons);
-* ``meta``   small counters, e.g. the next job id.
+* ``meta``   small counters, e.g. the next job id, and when usage was last
+  decayed (``usage_decayed_at``) and reset (``usage_reset_at``);
+* ``assocs``, ``users``, ``qos``  the accounting database of ``sacctmgr``
+  (Slurm keeps these in slurmdbd): the account tree with its shares and
+  decayed usage, each user's default account, and the QOS with their
+  priorities and limits (``controller.accounts``, ``slurmlite.scheduler.limits``).
 
 A submission is acknowledged only after its row is committed, so a killed
 controller loses nothing it answered for.
@@ -118,6 +123,16 @@ class JobRow(Base):
     warn_time: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     warn_batch: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     warned_run: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # multifactor priority (``controller.priorities``): a priority an administrator set
+    # with ``scontrol update job Priority=N`` (replaces the formula), and the last
+    # computed breakdown as JSON ``{"norm": {...}, "weighted": {...}}`` (sprio, explain)
+    admin_priority: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    prio_factors: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # the backfill plan for a pending job: expected start and planned nodes (comma list)
+    sched_start: Mapped[float | None] = mapped_column(Float, nullable=True)
+    sched_nodes: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # fair-share: a running job's usage is charged up to this time (then at its end)
+    charged_until: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class StepRow(Base):
@@ -177,3 +192,57 @@ class MetaRow(Base):
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+class AssocRow(Base):
+    """One association: an account (``user == ""``) or a user under an account.
+
+    Account rows name their ``parent`` account (None only for ``root``).
+    ``shares`` None is ``FairShare=parent``.  ``raw_usage`` is the decayed
+    usage in billing-seconds charged to this very row (user rows); an
+    account's usage is the sum over its subtree, worked out when needed.
+    """
+
+    __tablename__ = "assocs"
+
+    account: Mapped[str] = mapped_column(Text, primary_key=True)
+    user: Mapped[str] = mapped_column(Text, primary_key=True, default="")
+    parent: Mapped[str | None] = mapped_column(Text, nullable=True)
+    shares: Mapped[int | None] = mapped_column(Integer, nullable=True, default=1)
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    qos: Mapped[str] = mapped_column(Text, default="normal")  # comma list of allowed QOS
+    default_qos: Mapped[str | None] = mapped_column(Text, nullable=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    organization: Mapped[str] = mapped_column(Text, default="")
+    raw_usage: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class UserRow(Base):
+    """A user known to the accounting database and the account its jobs default to."""
+
+    __tablename__ = "users"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    default_account: Mapped[str] = mapped_column(Text)
+    admin_level: Mapped[str] = mapped_column(String(16), default="None")
+
+
+class QosRow(Base):
+    """A quality of service: a priority, a usage factor and limits (None/"" = no limit).
+
+    TRES limits are Slurm strings such as ``cpu=8,gres/gpu=4``; ``max_wall``
+    is minutes.
+    """
+
+    __tablename__ = "qos"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    description: Mapped[str] = mapped_column(Text, default="")
+    priority: Mapped[int] = mapped_column(Integer, default=0)
+    usage_factor: Mapped[float] = mapped_column(Float, default=1.0)
+    max_wall: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    max_jobs_pu: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    max_submit_pu: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    max_tres_pu: Mapped[str] = mapped_column(Text, default="")
+    max_tres_pj: Mapped[str] = mapped_column(Text, default="")
+    flags: Mapped[str] = mapped_column(Text, default="")

@@ -13,9 +13,12 @@ The scheduler is a pure function ``schedule_pass(snapshot, policy) -> plan``
   (partition chosen, default time limit applied, priority computed).
 * ``Policy`` — the cluster-wide knobs the policy code reads (DefMemPerCPU,
   DefMemPerGPU, SchedulerType, PriorityType, ...).
-* ``Snapshot`` — the clock reading ``now`` plus the three lists above.  The
-  scheduler never reads the clock itself, so replaying a snapshot gives the
-  same plan.
+* ``RunningJob`` — a job that holds resources now and when it will give them
+  back at the latest (start + time limit): backfill's timeline is built from
+  these.
+* ``Snapshot`` — the clock reading ``now`` plus the lists above and the QOS
+  table (``limits.QosLimits`` by name).  The scheduler never reads the clock
+  itself, so replaying a snapshot gives the same plan.
 * ``Plan`` — the answer: jobs to start with their per-node allocations, and a
   reason (Slurm's name, spec §1.4) for every pending job that does not start.
 
@@ -118,6 +121,8 @@ class PendingJob:
     held: str | None = None  # "JobHeldUser" | "JobHeldAdmin"
     begin_time: float | None = None
     external_reason: str | None = None
+    account: str = ""
+    qos: str = "normal"
 
     @property
     def wants_gpus(self) -> bool:
@@ -150,11 +155,39 @@ class Policy:
 
 
 @dataclass(frozen=True)
+class RunningJob:
+    """A running (or completing) job: what it holds and when it ends at the latest."""
+
+    job_id: int
+    user: str = "nobody"
+    account: str = ""
+    qos: str = "normal"
+    partition: str = ""
+    start_time: float = 0.0
+    end_time: float | None = None  # start + time limit; None = UNLIMITED (never)
+    allocs: tuple[NodeAlloc, ...] = ()
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return tuple(a.node for a in self.allocs)
+
+    @property
+    def cpus(self) -> int:
+        return sum(a.cpus for a in self.allocs)
+
+    @property
+    def gpus(self) -> int:
+        return sum(len(a.gpus) for a in self.allocs)
+
+
+@dataclass(frozen=True)
 class Snapshot:
     now: float
     nodes: tuple[NodeView, ...]
     partitions: tuple[PartitionView, ...]
     pending: tuple[PendingJob, ...]  # any order; the pass sorts (spec §4.1)
+    running: tuple[RunningJob, ...] = ()  # what holds the nodes' alloc_* values
+    qos: Mapping[str, object] = field(default_factory=dict)  # name -> limits.QosLimits
 
 
 @dataclass(frozen=True)
@@ -191,6 +224,10 @@ class Plan:
     starts: list[Start] = field(default_factory=list)
     reasons: dict[int, str] = field(default_factory=dict)
     unavailable_nodes: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    # backfill's answer for pending jobs it examined: expected start (Unix seconds) and
+    # the nodes it planned them on (squeue --start, scontrol StartTime=/SchedNodeList=)
+    estimates: dict[int, float] = field(default_factory=dict)
+    planned_nodes: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def started_ids(self) -> list[int]:
