@@ -8,6 +8,8 @@ Benchmarks, cheapest first (``--only`` takes these names)::
     api         submissions per second, 16 keep-alive connections
     throughput  1,000 true jobs end to end on 2 x 64 CPUs
     queue       squeue with 1,000 and 10,000 pending jobs (fills the queue: the slow one)
+    schedpass   one full scheduling pass (priorities, main pass, backfill) over 1,000 nodes,
+                2,000 running and 1,000 / 10,000 / 100,000 pending jobs, no daemons
 
 Each prints its figures, with how they were measured and what real Slurm
 22.05 measured on this kind of machine (the issue's reference); the summary
@@ -38,6 +40,7 @@ from bench import realslurm
 from bench.commands import queue, startup
 from bench.common import Figure
 from bench.latency import latency
+from bench.schedpass import schedpass
 from bench.steps import steps
 from bench.throughput import api, end_to_end
 
@@ -50,6 +53,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "api": api,
     "throughput": end_to_end,
     "queue": queue,
+    "schedpass": schedpass,
 }
 
 # figure key -> the Slurm 22.05 column of the summary table
@@ -64,6 +68,10 @@ REFERENCE = {
     "throughput": "1.7 / 4.7 / ~23 jobs/s",
     "squeue-1000": "10 ms",
     "squeue-10000": "-",
+    "schedpass-500": "325 ms (backfill cycle)",
+    "schedpass-all": "-",
+    "schedpass-1k": "-",
+    "schedpass-100k": "-",
 }
 
 

@@ -131,3 +131,39 @@ def parse_options(
 def argv_or_default(argv: Sequence[str] | None) -> list[str]:
     """``main(argv)`` convention: None means the real command line."""
     return list(sys.argv[1:] if argv is None else argv)
+
+
+def user_words(text: str) -> tuple[set[int], set[str]]:
+    """``-u alice,1002`` -> (uids, names).  Names match as given, so a user this host's
+    passwd lacks still matches by name; known names and digits also match by uid."""
+    import pwd
+
+    uids: set[int] = set()
+    names: set[str] = set()
+    for word in (w for w in text.split(",") if w):
+        names.add(word)
+        try:
+            uids.add(pwd.getpwnam(word).pw_uid)
+        except KeyError:
+            if word.isdigit():
+                uids.add(int(word))
+    return uids, names
+
+
+def command_lines(prompt: str, comments: bool = False):  # type: ignore[no-untyped-def]
+    """Interactive mode of scontrol/sacctmgr: each typed line as shell words, until EOF
+    (a newline is printed then, as Slurm's commands do); ``comments`` skips ``#`` lines."""
+    import shlex
+
+    while True:
+        try:
+            line = input(prompt)
+        except EOFError:
+            print()
+            return
+        if comments and line.startswith("#"):
+            continue
+        try:
+            yield shlex.split(line)
+        except ValueError:  # unbalanced quotes: plain words
+            yield line.split()

@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> None:
         client = get_client(PROG)
         result = client.submit(cmd.fields)
     except SlurmError as e:
+        if cmd.test_only:  # Slurm's will-run test reports its error this way, exit 1
+            print(f"allocation failure: {e.message}", file=sys.stderr)
+            sys.exit(1)
         if e.detail:
             print(f"{PROG}: error: {e.detail}", file=sys.stderr)
         print(f"{PROG}: error: Batch job submission failed: {e.message}", file=sys.stderr)

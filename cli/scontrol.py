@@ -30,7 +30,6 @@ Facts from Slurm 22.05 ``src/scontrol/`` (spec §8.4), in our own words.
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -38,7 +37,7 @@ from types import SimpleNamespace
 
 from cli import scontrol_jobs as jobs
 from cli import scontrol_show as show
-from cli.common import argv_or_default, get_client, parse_options, print_version
+from cli.common import argv_or_default, command_lines, get_client, parse_options, print_version
 from slurmlite import hostlist
 from slurmlite.errors import SlurmError
 
@@ -463,17 +462,10 @@ def node_layout(config: Any, name: str, cpus: int) -> tuple[int, int, int, int] 
 
 
 def interactive(session: Session) -> None:
-    while not session.done:
-        try:
-            line = input("scontrol: ")
-        except EOFError:
-            print()
-            return
-        try:
-            words = shlex.split(line)
-        except ValueError:
-            words = line.split()
+    for words in command_lines("scontrol: "):
         session.run(words)
+        if session.done:
+            return
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,12 +20,15 @@ What Slurm 22.05's scontrol does (``src/scontrol/update_job.c``), in our words:
 
 Which changes are allowed (a user may lower but, unless the job is still
 pending, not raise a time limit...) is the controller's business
-(``controller.jobops``).  ``Priority=`` and ``Nice=`` wait for multifactor
-priority (issue 6) and say so.
+(``controller.jobops``).  ``Priority=N`` takes 0 to 4294967293 (0 holds the
+job; anything else -> ``scontrol: error: Invalid Priority value: X``);
+``Nice=N`` reads a number as ``strtoll`` does (``Nice=abc`` is 0) within
++/-2147483645, and a bare ``Nice`` means ``Nice=100``.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 
 from slurmlite import errors
@@ -40,10 +43,13 @@ if TYPE_CHECKING:
 UPDATE_KEYS = (
     ("TimeLimit", 5, "time_limit"), ("Name", 2, "name"), ("JobName", 4, "name"),
     ("Comment", 3, "comment"), ("Partition", 2, "partition"), ("Requeue", 4, "requeue"),
+    ("Priority", 2, "priority"), ("Nice", 2, "nice"),
 )  # fmt: skip
-# Slurm update keys slurmlite does not change yet (Priority and Nice: issue 6)
+NICE_LIMIT = 2**31 - 3  # Slurm's NICE_OFFSET - 3
+PRIORITY_MAX = 0xFFFFFFFD  # below NO_VAL, as scontrol's parse_uint32 wants
+# Slurm update keys slurmlite does not change yet
 LATER = (
-    ("Priority", 2), ("Nice", 2), ("NumNodes", 8), ("ReqNodes", 8), ("NumCPUs", 6),
+    ("NumNodes", 8), ("ReqNodes", 8), ("NumCPUs", 6),
     ("NumTasks", 8), ("MinMemoryNode", 10), ("MinMemoryCPU", 10), ("QOS", 2),
     ("Account", 1), ("Dependency", 1), ("StartTime", 2), ("EndTime", 2), ("Deadline", 3),
     ("Features", 1), ("Gres", 2), ("NodeList", 8), ("ReqNodeList", 8), ("ExcNodeList", 3),
@@ -189,6 +195,10 @@ def parse_update(args: Sequence[str]) -> tuple[str, dict[str, Any]]:
     while i < len(words):
         word = words[i]
         tag, eq, val = word.partition("=")
+        if not eq and keyword(tag, "Nice", 2):  # a bare Nice: nice 100, as nice(1)
+            changes["nice"] = 100
+            i += 1
+            continue
         if not eq:
             if i + 1 >= len(words):
                 raise ValueError(f"Invalid input: {word}\nRequest aborted")
@@ -230,4 +240,17 @@ def _value(field: str, val: str) -> Any:
         if not val.isdigit() or int(val) > 65535:
             raise ValueError(f"scontrol: error: Invalid Requeue value: {val}")
         return int(val) > 0
+    if field == "priority":
+        text = val.strip()
+        if not text.lstrip("+-").isdigit() or not 0 <= int(text) <= PRIORITY_MAX:
+            raise ValueError(f"scontrol: error: Invalid Priority value: {val}")
+        return int(text)
+    if field == "nice":
+        m = re.match(r"\s*([+-]?\d+)", val)  # strtoll: the leading number, else 0
+        nice = int(m.group(1)) if m else 0
+        if abs(nice) > NICE_LIMIT:
+            raise ValueError(
+                f"scontrol: error: Nice value out of range (+/- {NICE_LIMIT}). Value ignored"
+            )
+        return nice
     return val

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from cli.squeue_format import NO_VAL, attr, convert_mb, expected_end, node_list
+from cli.squeue_format import NO_VAL, attr, convert_mb, expected_end, node_list, start_time
 from slurmlite import states, timefmt
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
@@ -164,13 +164,14 @@ def job_lines(job: JobInfo, now: float, details: bool = False) -> list[str]:
         f"TimeLimit={timefmt.fmt_limit_fixed(job.time_limit)} TimeMin=N/A",
         f"SubmitTime={_ts(job.submit_time)} EligibleTime={_ts(job.eligible_time)}",
         f"AccrueTime={_ts(attr(job, 'accrue_time', job.eligible_time))}",
-        f"StartTime={_ts(job.start_time)} EndTime={end_text} Deadline=N/A",
+        # a pending job's StartTime is its expected start (backfill's estimate), if any
+        f"StartTime={_ts(start_time(job))} EndTime={end_text} Deadline=N/A",
         f"SuspendTime=None SecsPreSuspend=0 LastSchedEval={_ts(job.last_sched_eval)} "
         f"Scheduler={attr(job, 'scheduler') or 'Main'}",
         f"Partition={job.partition} AllocNode:Sid={alloc_node}:{attr(job, 'alloc_sid', 0)}",
         f"ReqNodeList={_null(node_list(job.req_nodes))} ExcNodeList={_null(node_list(job.exc_nodes))}",
     ]
-    sched = attr(job, "sched_nodes")
+    sched = node_list(attr(job, "sched_nodes") or ()) if job.state == "PENDING" else ""
     lines.append(f"NodeList={node_list(job.nodes)}" + (f" SchedNodeList={sched}" if sched else ""))
     if job.batch_host:
         lines.append(f"BatchHost={job.batch_host}")

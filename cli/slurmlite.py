@@ -7,6 +7,7 @@
     slurmlite cluster status --dir DIR
     slurmlite keygen FILE
     slurmlite keys node NAMES [--dir DIR] [--key-file FILE]   (cli.slurmlite_keys)
+    slurmlite explain JOBID [--json]                          (cli.slurmlite_explain)
 
 Examples::
 
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import click
 
+from cli.slurmlite_explain import explain
 from cli.slurmlite_keys import keys
 
 
@@ -127,6 +129,7 @@ def keygen(path: Path) -> None:
 
 
 main.add_command(keys)
+main.add_command(explain)
 
 if __name__ == "__main__":
     main()

@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import gc
 import os
-import pwd
 import re
 import sys
 import time
 from collections.abc import Sequence
 
 from cli import squeue_format as sf
-from cli.common import argv_or_default, error, parse_options, perror, print_version
+from cli.common import argv_or_default, error, parse_options, perror, print_version, user_words
 from cli.squeue_bulk import load_jobs, needed_fields, rows_text
 from cli.squeue_format import Row, attr
 from cli.squeue_sort import sort_letters, sort_rows
@@ -139,20 +138,6 @@ def parse_job_list(text: str) -> list[tuple[int, int | None]]:
         task = m.group(2)
         out.append((int(m.group(1)), None if task is None else int(task or 0)))
     return out
-
-
-def resolve_users(text: str) -> tuple[set[int], set[str]]:
-    """User words -> (uids, names); names the local passwd lacks still match by name."""
-    uids: set[int] = set()
-    names: set[str] = set()
-    for word in (w for w in text.split(",") if w):
-        names.add(word)
-        try:
-            uids.add(pwd.getpwnam(word).pw_uid)
-        except KeyError:
-            if word.isdigit():
-                uids.add(int(word))
-    return uids, names
 
 
 def _in(value: str | None, wanted: Sequence[str]) -> bool:
@@ -306,7 +291,7 @@ def build_query(args: Any) -> Query:
             raise Stop(f"{PROG}: error: --iterate={text}")
     users = str(os.geteuid()) if args.flag("me") else args.get("user")
     if users is not None:
-        q.uids, q.user_names = resolve_users(users)
+        q.uids, q.user_names = user_words(users)
     q.names, q.accounts = _list(args.get("name")), _list(args.get("accounts"))
     q.partitions, q.qos = _list(args.get("partition")), _list(args.get("qos"))
     q.licenses, q.reservation = _list(args.get("licenses")), args.get("reservation")

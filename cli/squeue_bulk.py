@@ -50,7 +50,8 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "pendingtime": ("start_time", "submit_time"), "priority": ("priority",),
     "prioritylong": ("priority",), "qos": ("qos",), "reason": ("reason", "state_desc"),
     "reasonlist": ("flags", "nodes", "reason", "state", "state_desc"), "reqnodes": ("req_nodes",),
-    "requeue": ("requeue",), "restartcnt": ("restarts",), "starttime": ("start_time",),
+    "requeue": ("requeue",), "restartcnt": ("restarts",), "schednodes": ("sched_nodes", "state"),
+    "starttime": ("eligible_time", "reason", "sched_start", "start_time", "state"),
     "state": ("flags", "state"), "statecompact": ("flags", "state"),
     "stderr": ("job_id", "std_err", "std_out", "work_dir"), "stdin": ("std_in",),
     "stdout": ("job_id", "std_out", "work_dir"), "submittime": ("submit_time",),
@@ -70,12 +71,12 @@ SORT_NEEDS: dict[str, tuple[str, ...]] = {
     "m": ("mem_per_cpu", "mem_per_node"), "M": ("end_time", "start_time", "state"),
     "N": ("nodes",), "p": ("priority",), "Q": ("priority",), "P": ("partition",),
     "t": ("flags", "state"), "T": ("flags", "state"), "u": ("user",), "U": ("uid",),
-    "V": ("submit_time",), "S": ("start_time", "state"),
+    "V": ("submit_time",), "S": ("eligible_time", "reason", "sched_start", "start_time", "state"),
 }  # fmt: skip
 # what folding array tasks, the state filter and the default order read of every job
 ROW_NEEDS = (
     "job_id", "array_job_id", "array_task_id", "state", "flags", "reason", "state_desc",
-    "name", "partition", "start_time",
+    "name", "partition", "start_time", "sched_start", "eligible_time",
 )  # fmt: skip
 # what each other filter of ``keep`` reads, asked for only when that filter is given
 FILTER_NEEDS: dict[str, tuple[str, ...]] = {

@@ -41,6 +41,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
+from cli.jobtimes import expected_end, start_time, time_used
 from slurmlite import hostlist, states, timefmt
 from slurmlite.taskranges import parse_task_ranges
 
@@ -171,23 +172,11 @@ def node_list(names: Sequence[str]) -> str:
     return hostlist.compress_sorted(names) if names else ""
 
 
-def time_used(job: JobInfo, now: float) -> int:
-    """Seconds a job has run: 0 while pending, up to now while running."""
-    if not job.start_time or job.state == "PENDING":
-        return 0
-    if job.state == "SUSPENDED" and attr(job, "pre_sus_time") is not None:
-        return int(attr(job, "pre_sus_time"))
-    end = now if job.state == "RUNNING" or not job.end_time else job.end_time
-    return int(end) - int(job.start_time)
-
-
-def expected_end(job: JobInfo) -> float | None:
-    """Actual end, else start + limit (``inf`` when unlimited), else None."""
-    if job.end_time:
-        return job.end_time
-    if job.start_time and not states.is_finished(job.state):
-        return math.inf if job.time_limit is None else job.start_time + job.time_limit * 60
-    return None
+def _sched_nodes(row: Row, ctx: Ctx) -> str | None:
+    """``%Y``: the nodes the scheduler plans the pending job on, ``(null)`` without."""
+    if row.job.state != "PENDING":
+        return None
+    return node_list(attr(row.job, "sched_nodes") or ()) or None
 
 
 def shows_reason(job: JobInfo) -> bool:
@@ -344,10 +333,10 @@ FIELDS: dict[str, Field] = {
     "requeue": _f("REQUEUE", lambda r, c: str(int(r.job.requeue))),
     "reservation": _f("RESERVATION", _j("reservation")),
     "restartcnt": _f("RESTART_COUNT", lambda r, c: str(r.job.restarts)),
-    "schednodes": _f("SCHEDNODES", _j("sched_nodes"), cut=False, header_cut=False),
+    "schednodes": _f("SCHEDNODES", _sched_nodes, cut=False, header_cut=False),
     "sct": _f("S:C:T", lambda r, c: "*:*:*"),
     "sockets": _f("SOCKETS_PER_NODE", lambda r, c: "*"),
-    "starttime": _f("START_TIME", lambda r, c: _ts(r.job.start_time)),
+    "starttime": _f("START_TIME", lambda r, c: _ts(start_time(r.job))),
     "state": _f("STATE", lambda r, c: states.job_state_long(r.job.state, r.job.flags)),
     "statecompact": _f("ST", lambda r, c: states.job_state_compact(r.job.state, r.job.flags)),
     "stderr": _f("STDERR", lambda r, c: _std(r, "std_err")),

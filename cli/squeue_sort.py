@@ -14,7 +14,15 @@ import math
 import re
 from collections.abc import Callable, Sequence
 
-from cli.squeue_format import NO_VAL, Row, attr, expected_end, min_memory, time_used
+from cli.squeue_format import (
+    NO_VAL,
+    Row,
+    attr,
+    expected_end,
+    min_memory,
+    start_time,
+    time_used,
+)
 from slurmlite import hostlist, states
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
@@ -97,11 +105,11 @@ def start_order(rows: Sequence[Row], now: float | None, reverse: bool) -> list[R
     """
 
     def effective(row: Row) -> float:
-        start = row.job.start_time or 0.0
+        start = start_time(row.job) or 0.0
         return now if now is not None and row.job.state == "PENDING" and start < now else start
 
-    started = sorted((r for r in rows if r.job.start_time), key=effective, reverse=reverse)
-    return started + [r for r in rows if not r.job.start_time][::-1]
+    started = sorted((r for r in rows if start_time(r.job)), key=effective, reverse=reverse)
+    return started + [r for r in rows if not start_time(r.job)][::-1]
 
 
 def sort_rows(rows: Sequence[Row], spec: str | None, now: float) -> list[Row]:

@@ -19,7 +19,17 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from controller.api import routes_auth, routes_cluster, routes_jobops, routes_jobs, routes_steps
+from controller.api import (
+    routes_accounts,
+    routes_auth,
+    routes_cluster,
+    routes_explain,
+    routes_jobops,
+    routes_jobs,
+    routes_priority,
+    routes_shares,
+    routes_steps,
+)
 from controller.api.deps import get_node, get_user
 from controller.api.fastsubmit import MAX_SUBMIT_BODY
 from controller.context import Controller
@@ -52,8 +62,12 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
     app.include_router(routes_jobs.router, dependencies=[Depends(get_user)])
     app.include_router(routes_jobops.router, dependencies=[Depends(get_user)])
     app.include_router(routes_steps.router, dependencies=[Depends(get_user)])
+    app.include_router(routes_explain.router, dependencies=[Depends(get_user)])
     app.include_router(routes_cluster.user_router, dependencies=[Depends(get_user)])
     app.include_router(routes_auth.router_for(ctl), dependencies=[Depends(get_user)])
+    app.include_router(routes_shares.router, dependencies=[Depends(get_user)])
+    app.include_router(routes_accounts.router, dependencies=[Depends(get_user)])
+    app.include_router(routes_priority.router, dependencies=[Depends(get_user)])
     app.include_router(routes_cluster.node_router, dependencies=[Depends(get_node)])
 
     app.add_middleware(BodyLimit, limits={("POST", "/v1/jobs"): MAX_SUBMIT_BODY})

@@ -12,11 +12,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from controller.accounts import Accounts
 from controller.agents import AgentAddress, AgentClient, HttpAgentClient, Signer
 from controller.auth import AdminPolicy
 from controller.jobs import JobService
 from controller.loop import SchedulerLoop
 from controller.nodes import NodeService
+from controller.priorities import PriorityService
 from controller.store.db import Database
 from controller.store.models import JobRow, NodeRow
 from controller.submit import SubmitValidator
@@ -47,8 +49,12 @@ class Controller:
         self.agents: AgentClient = agents or HttpAgentClient(self.signer)
         self.admins = AdminPolicy(cfg.slurm_user, cfg.admin_users)
         self.nodes = NodeService(self.db, cfg, clock)
-        self.validator = SubmitValidator(cfg, self.policy, self.nodes)
+        self.accounts = Accounts(self.db, cfg)  # accounts, users, QOS (sacctmgr)
+        self.accounts.bootstrap()
+        self.validator = SubmitValidator(cfg, self.policy, self.nodes, self.accounts)
         self.jobs = JobService(self.db, self.validator, clock)
+        self.priorities = PriorityService(self)  # multifactor priority, usage, fair-share
+        self.validator.priorities = self.priorities
         self.nonces = NonceCache()
         self.loop = SchedulerLoop(self)
         self._task: asyncio.Task[None] | None = None
@@ -85,7 +91,10 @@ class Controller:
         self.admins = AdminPolicy(new.slurm_user, new.admin_users)
         self.nodes.cfg = new
         self.validator.cfg, self.validator.policy = new, self.policy
+        self.accounts.cfg = new
+        self.accounts.bootstrap()  # a new SlurmliteDefaultAccount/QOS exists from now on
         self.jobs.min_job_age = new.min_job_age
+        self.priorities.configure(new)
         self.nodes.sync_config()
         self.loop.wake()
         return notes

@@ -146,6 +146,8 @@ JOB_FIELDS: dict[str, tuple[tuple[str, ...], Maker | None]] = {
     "array_task_id": ((), _none),
     "alloc_node": (("submit_host",), _AS_IS),
     "alloc_sid": (("alloc_sid",), _AS_IS),
+    "sched_start": (("sched_start",), _AS_IS),
+    "sched_nodes": (("sched_nodes",), split_list),
     "steps": (("steps",), list),
 }
 

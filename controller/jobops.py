@@ -37,6 +37,16 @@ checked in Slurm's order (spec §1.7-§1.8, ``S:src/slurmctld/job_mgr.c``):
      ``ESLURM_ACCESS_DENIED``.  Partition: pending jobs only
      (``ESLURM_JOB_NOT_PENDING``), a known partition accepting jobs.
      JobName, Comment and Requeue: any job not finished.
+     Priority (spec §2.1): an operator's ``Priority=N`` replaces the
+     formula (``admin_priority``; the nice value goes back to 0) until a
+     release; ``Priority=0`` holds the job (an operator's hold is an admin
+     hold).  The owner may only hold it that way: a higher value is
+     ``ESLURM_ACCESS_DENIED``, a lower one ``ESLURM_PRIO_RESET_FAIL``
+     ("change nice instead"); a held job takes no other value
+     (``ESLURM_JOB_HELD``).  Nice: anyone may set 0 or more (a lower
+     priority), only an operator a negative value (``ESLURM_ACCESS_DENIED``);
+     a job whose priority an operator set ignores it.  The new priority of
+     a pending job is computed at once (``controller.priorities``).
 
 Example: bob (uid 1002) holds alice's pending job 7 -> ``[OpResult(7,
 ESLURM_USER_ID_MISSING)]``, nothing changes; alice holds it ->
@@ -84,6 +94,8 @@ class JobChanges:
     comment: str | None = None
     partition: str | None = None
     requeue: bool | None = None
+    priority: int | None = None  # 0: hold
+    nice: int | None = None
 
     @property
     def limit_given(self) -> bool:
@@ -108,6 +120,7 @@ class JobOps:
         self.policy = jobs.validator.policy
         self.clock = jobs.clock
         self.min_job_age = jobs.min_job_age
+        self.priorities = getattr(jobs.validator, "priorities", None)  # PriorityService
 
     def _each(self, ids: list[int], step: Step) -> OpOutcome:
         """Apply ``step`` to each job in one transaction; an unknown id is refused here."""
@@ -144,9 +157,7 @@ class JobOps:
                 return errors.ESLURM_USER_ID_MISSING
             if row.hold is not None and not caller.admin:
                 return 0  # held already; only an operator may change the kind
-            row.hold, row.priority, row.reason, row.state_desc = kind, 0, kind, None
-            if row.state == "PENDING" and (row.eligible_time or 0) <= now:
-                row.eligible_time = None  # eligible again once released
+            _hold_row(row, kind, now)
             return 0
 
         return self._each(ids, step)
@@ -161,13 +172,12 @@ class JobOps:
                 return 0  # not held: nothing to release
             if not caller.admin and row.hold != USER_HOLD:
                 return errors.ESLURM_ACCESS_DENIED
-            row.hold, row.state_desc = None, None
-            row.priority = initial_priority(
-                dataclasses.replace(pending_job(row), held=None), self.policy, sequence=row.id
-            )
+            # a release also ends an operator's Priority=N (Slurm's direct priority)
+            row.hold, row.state_desc, row.admin_priority = None, None, None
             row.reason = "None"  # a pending job's until the next pass looks at it
             if row.state == "PENDING" and (row.eligible_time or 0) <= now:
                 row.eligible_time = now
+            self._fresh_priority(row, now)
             return 0
 
         return self._each(ids, step)
@@ -216,6 +226,10 @@ class JobOps:
             code = self._check_partition(row, changes.partition)
             if code == 0 and changes.limit_given:
                 code = self._check_limit(caller, row, changes)
+            if code == 0:
+                code = _check_priority(caller, row, changes.priority)
+            if code == 0 and changes.nice is not None and changes.nice < 0 and not caller.admin:
+                code = errors.ESLURM_ACCESS_DENIED  # only an operator raises a priority so
             if code != 0:
                 return code
             if changes.partition is not None:
@@ -228,9 +242,42 @@ class JobOps:
                 row.comment = changes.comment
             if changes.requeue is not None:
                 row.requeue = changes.requeue
+            if changes.priority is not None or changes.nice is not None:
+                self._set_priority(caller, row, changes, now)
             return 0
 
         return self._each(ids, step)
+
+    def _fresh_priority(self, row: JobRow, now: float) -> None:
+        """A pending job's priority now: multifactor through the service, else FIFO's."""
+        if self.priorities is not None and self.priorities.multifactor:
+            self.priorities.set_row(row, now)
+        else:
+            row.priority = initial_priority(
+                dataclasses.replace(pending_job(row), held=None), self.policy, sequence=row.id
+            )
+
+    def _set_priority(self, caller: Caller, row: JobRow, changes: JobChanges, now: float) -> None:
+        """Apply Priority= then Nice= (checked already, see module doc)."""
+        new = changes.priority
+        if new is not None:
+            if new == 0:
+                if row.priority != 0 or (caller.admin and row.hold != ADMIN_HOLD):
+                    _hold_row(row, ADMIN_HOLD if caller.admin else USER_HOLD, now)
+                return  # a held job's nice waits for its release
+            if caller.admin:  # the owner got here only with the value it has
+                row.nice, row.admin_priority, row.priority = 0, new, new
+        nice = changes.nice
+        if nice is not None and nice != row.nice and not (row.admin_priority and row.priority):
+            if row.hold is None and not self._multifactor:  # FIFO moves by the difference
+                row.priority = max(2, row.priority + row.nice - nice)
+            row.nice = nice
+        if row.hold is None and row.state == "PENDING" and self.priorities is not None:
+            self.priorities.set_row(row, now)  # multifactor only: FIFO's is set above
+
+    @property
+    def _multifactor(self) -> bool:
+        return self.priorities is not None and self.priorities.multifactor
 
     def _check_partition(self, row: JobRow, name: str | None) -> int:
         if name is None or name == row.partition:
@@ -273,6 +320,24 @@ class JobOps:
         before = old if old is not None else YEAR_MIN
         end = row.end_time if row.end_time is not None else row.start_time + before * 60
         row.end_time = max(now, end + (new - before) * 60)
+
+
+def _hold_row(row: JobRow, kind: str, now: float) -> None:
+    """Priority 0 with the hold's reason; a pending job is eligible again once released."""
+    row.hold, row.priority, row.reason, row.state_desc = kind, 0, kind, None
+    if row.state == "PENDING" and (row.eligible_time or 0) <= now:
+        row.eligible_time = None
+
+
+def _check_priority(caller: Caller, row: JobRow, new: int | None) -> int:
+    """May ``caller`` set ``Priority=new``?  0 or Slurm's refusal (see module doc)."""
+    if new is None or new == row.priority:
+        return 0
+    if row.priority == 0:
+        return errors.ESLURM_JOB_HELD  # held: only a release gives it a priority again
+    if caller.admin or new == 0:
+        return 0
+    return errors.ESLURM_PRIO_RESET_FAIL if new < row.priority else errors.ESLURM_ACCESS_DENIED
 
 
 def _requeue_row(row: JobRow, now: float, delay: int) -> None:

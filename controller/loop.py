@@ -14,10 +14,12 @@ a completion, a node registering — ``wake()``) and at least every
    SIGKILL), with Slurm's "DUE TO TIME LIMIT" line in the job's output;
    srun steps that will never hear from all their nodes are closed, and
    allocations whose srun/salloc fell silent end (``InactiveLimit``);
-3. scheduling: the pure ``schedule_pass`` decides; the store records the
-   starts and every pending job's reason in one transaction (the starting
-   rows loaded in one query, written in one flush; pending jobs whose
-   columns did not change since the last pass are not rebuilt,
+3. scheduling (``controller.planapply``): priorities are brought up to
+   date, then the pure pass decides — on an event the cheap main pass, every
+   ``bf_interval`` seconds (and at start-up) the full backfill pass with its
+   estimates; the store records the starts, every pending job's reason and
+   estimate in one transaction (only changed values are written; pending
+   jobs whose columns did not change are not rebuilt,
    ``snapshot.PendingCache``); the launch orders are built and signed after
    the commit, so submissions wait less for the store.  An allocation
    without a batch script (srun, salloc) starts with no launch and no batch
@@ -29,13 +31,18 @@ a completion, a node registering — ``wake()``) and at least every
    the next pass, so agents are kept busy (``tick()``, used by tests, does
    wait for them).
 
-Passes are coalesced: one starts at least ``MIN_GAP`` after the previous
-one ended, and at least as long after as that one took, so a burst of 500
-submissions costs a few passes, not 500, and a deep queue (a pass over
+Passes are event-driven and coalesced.  Events that arrive during a pass
+are served together by the next one, which starts at least ``MIN_GAP``
+after that pass ended and at least as long after as it took, so a burst of
+500 submissions costs a few passes, not 500, and a deep queue (a pass over
 1,000 pending jobs takes some 10-20 ms) never keeps the scheduler busy more
-than half the time; e.g. a pass of 30 ms ending at t=1.000 -> the next
-starts at t=1.030 at the earliest.  A lone event after a quiet spell is
-served at once.
+than half the time under a steady stream of events; e.g. a pass of 30 ms
+ending at t=1.000 -> the next starts at t=1.030 at the earliest.  An event
+that finds the loop idle is served within ``MAX_DELAY`` (40 ms) however
+long the last pass took (a lone event after a quiet spell: at once); e.g. a
+backfill pass of 200 ms ending at t=1.000, a submission at t=1.005 -> the
+next pass starts at t=1.045, not t=1.200.  ``wake_latency`` is the last
+event-to-pass delay, for benchmarks and logs.
 
 Database work runs in a worker thread so the event loop keeps answering
 requests.  The policy never sees the database and never reads the clock.
@@ -44,27 +51,24 @@ requests.  The policy never sees the database and never reads the clock.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
-from controller import snapshot
+from controller import planapply
 from controller.agents import AgentAddress, AgentError
 from controller.allocations import inactive
 from controller.convert import add_flag, drop_flag, split_list
 from controller.jobs import AgentOrder
-from controller.launch import build_launch
 from controller.reconcile import lost_nodes, vanished_here
 from controller.stepends import close_leftovers, running_steps
-from controller.store.models import JobRow, NodeRow, StepRow
+from controller.store.models import JobRow, StepRow
 from controller.warnsignal import due_warnings
-from slurmlite.hostlist import compress_sorted
 from slurmlite.protocol import LaunchSpec, SignalSpec
-from slurmlite.scheduler.snapshot import Plan
+from slurmlite.scheduler.snapshot import Plan, Snapshot
 from slurmlite.timefmt import fmt_timestamp
 
 if TYPE_CHECKING:
@@ -74,6 +78,7 @@ log = logging.getLogger("slurmctld.loop")
 
 TICK = 1.0  # seconds between passes when nothing happens
 MIN_GAP = 0.01  # seconds from the end of a pass to the start of the next, at least
+MAX_DELAY = 0.04  # seconds an event that finds the loop idle waits for its pass, at most
 
 
 class SchedulerLoop:
@@ -85,9 +90,23 @@ class SchedulerLoop:
         self._last_end = 0.0
         self._last_took = 0.0  # how long the last pass ran (wall clock)
         self._deliveries: set[asyncio.Task[None]] = set()  # orders on their way (kept referenced)
-        self._pending = snapshot.PendingCache()  # pending jobs as the last pass saw them
+        self._state = planapply.PassState()  # caches, last full pass, its snapshot and plan
+        self._first_event: float | None = None  # monotonic time of the first unserved wake()
+        self.wake_latency: float | None = None  # event -> pass start of the last woken pass
+
+    @property
+    def last_snapshot(self) -> Snapshot | None:
+        """The snapshot of the latest full pass (backfill's, or every pass without it)."""
+        return self._state.snapshot
+
+    @property
+    def last_plan(self) -> Plan | None:
+        """The plan of the latest full pass: reasons, starts, estimates, planned nodes."""
+        return self._state.plan
 
     def wake(self) -> None:
+        if self._first_event is None:
+            self._first_event = time.monotonic()
         self._event.set()
 
     def stop(self) -> None:
@@ -100,14 +119,23 @@ class SchedulerLoop:
                 await asyncio.wait_for(self._event.wait(), timeout=TICK)
             except TimeoutError:
                 pass
-            # coalesce: events arriving while busy are served together by the next pass
-            gap = self._last_end + max(MIN_GAP, self._last_took) - time.monotonic()
+            # coalesce: events arriving while busy are served together by the next pass,
+            # after a breather as long as that pass; one that found the loop idle waits
+            # MAX_DELAY at most
+            ready = self._last_end + max(MIN_GAP, self._last_took)
+            first = self._first_event
+            if first is not None and first >= self._last_end:
+                ready = min(ready, first + MAX_DELAY)
+            gap = ready - time.monotonic()
             if gap > 0:
                 await asyncio.sleep(gap)
             self._event.clear()
+            first, self._first_event = self._first_event, None
             if self._stopped:
                 break
             began = time.monotonic()
+            if first is not None:
+                self.wake_latency = began - first
             try:
                 for delivery in await self._pass():
                     # delivered in the background: the next pass need not wait for
@@ -205,81 +233,8 @@ class SchedulerLoop:
         return inactive(self.ctl)
 
     def _schedule(self) -> list[tuple[LaunchSpec, AgentAddress]]:
-        ctl = self.ctl
-        now = ctl.clock()
-        snap, current = snapshot.take(ctl.db, ctl.cfg, ctl.nodes, now, self._pending)
-        if not snap.pending:
-            return []
-        plan: Plan = ctl.schedule_pass(snap, ctl.policy)
-        started: list[JobRow] = []
-        with ctl.db.write() as s, s.no_autoflush:
-            node_rows = {r.name: r for r in s.scalars(select(NodeRow))}
-            # one query for the starting jobs and one for their old batch steps
-            # (requeued runs); the changes go out in one flush at commit
-            wanted = [start.job_id for start in plan.starts]
-            rows = {r.id: r for r in _load(s, JobRow, JobRow.id, wanted)}
-            steps = {
-                st.job_id: st
-                for st in _load(s, StepRow, StepRow.job_id, wanted)
-                if st.step_id == "batch"
-            }
-            seen = {j.job_id: j.partition for j in snap.pending}
-            for start in plan.starts:
-                row = rows.get(start.job_id)
-                # a hold or partition change since the snapshot (scontrol) wins over the plan
-                if row is None or row.state != "PENDING" or row.hold:
-                    continue
-                if row.partition != seen.get(row.id, row.partition):
-                    continue
-                row.state, row.reason, row.state_desc = "RUNNING", "None", None
-                row.start_time = now
-                row.end_time = now + row.time_limit * 60 if row.time_limit is not None else None
-                row.alloc = json.dumps(
-                    [
-                        {"node": a.node, "cpus": a.cpus, "mem": a.mem, "gpus": list(a.gpus)}
-                        for a in start.allocs
-                    ]
-                )
-                row.layout = ",".join(str(t) for t in start.tasks)
-                row.nodes = ",".join(start.nodes)
-                row.num_cpus = start.cpus
-                row.batch_host = start.nodes[0]
-                row.last_sched_eval = now
-                log.info("event=start job=%s nodes=%s", row.id, row.nodes)
-                if row.allocation:  # srun/salloc hold it: nothing to launch, no batch step
-                    row.keepalive = now
-                    continue
-                step = steps.get(row.id)
-                if step is None:
-                    step = StepRow(job_id=row.id, step_id="batch")
-                    s.add(step)
-                # a requeued job's old batch step is reused as a new one
-                step.name, step.state, step.exit_code = "batch", "RUNNING", None
-                step.start_time, step.end_time, step.nodes = now, None, row.batch_host
-                step.cpus, step.mem, step.ntasks = start.allocs[0].cpus, start.allocs[0].mem, 1
-                started.append(row)
-            # only reasons that changed are written: a pass over a deep queue stays cheap
-            changed: dict[tuple[str, str | None], list[int]] = {}
-            for job_id, reason in plan.reasons.items():
-                unavailable = plan.unavailable_nodes.get(job_id)
-                desc = None
-                if unavailable:
-                    desc = f"ReqNodeNotAvail, UnavailableNodes:{compress_sorted(unavailable)}"
-                if current.get(job_id) != (reason, desc):
-                    changed.setdefault((reason, desc), []).append(job_id)
-            for (reason, desc), ids in changed.items():
-                s.execute(
-                    update(JobRow)
-                    .where(JobRow.id.in_(ids), JobRow.state == "PENDING")
-                    .values(reason=reason, state_desc=desc, last_sched_eval=now)
-                )
-        # orders are built and signed after the commit: submissions wait less for the store
-        launches: list[tuple[LaunchSpec, AgentAddress]] = []
-        for row in started:
-            host = node_rows[row.batch_host or ""]
-            spec = build_launch(ctl, row, node_rows, now)
-            launches.append((spec, AgentAddress(host.name, host.addr, host.port)))
-        return launches
+        """Step 3: the pass and its plan in the store (``controller.planapply``)."""
+        return planapply.schedule(self.ctl, self._state)
 
     # --------------------------------------------------------- dispatch
 
@@ -351,14 +306,6 @@ async def _logged(delivery: Coroutine[Any, Any, None]) -> None:
         await delivery
     except Exception:
         log.exception("event=delivery_failed")
-
-
-def _load(s, model: type, key, ids: list[int]) -> list:  # type: ignore[no-untyped-def]
-    """Rows of ``model`` whose ``key`` is in ``ids``, fetched in chunks of 500."""
-    out = []
-    for i in range(0, len(ids), 500):
-        out += s.scalars(select(model).where(key.in_(ids[i : i + 500])))
-    return out
 
 
 def _requeue(s, row: JobRow, now: float, delay: int) -> None:  # type: ignore[no-untyped-def]

@@ -5,19 +5,41 @@ partitions, and turns them into the frozen values of
 ``slurmlite.scheduler.snapshot``.  Nothing here decides anything: a node is
 ``usable`` exactly when the node service says so, a job's request is copied
 as stored.  ``PendingCache`` keeps the last pass's values, so a deep queue
-is not rebuilt every pass: a job whose columns are unchanged keeps its value.
+is not rebuilt every pass: a job whose columns are unchanged keeps its value;
+the same goes for running jobs (``RunningJob``: what each holds and until
+when at the latest, the input of backfill's timeline), whose allocation JSON
+is parsed once per job, not once per pass.
+
+Example: job 7 runs on n1 since t=1000 with ``--time=10``; job 8 pends ->
+``Snapshot(pending=(PendingJob(8, ...),), running=(RunningJob(7, start_time=1000,
+end_time=1600, allocs=(NodeAlloc("n1", 2, 2000, []),)),), ...)``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from sqlalchemy import select
 
-from controller.convert import split_list
+from controller.convert import allocs_of, split_list
 from controller.nodes import NodeService
 from controller.store.db import Database
 from controller.store.models import JobRow
 from slurmlite.config import Config
-from slurmlite.scheduler.snapshot import NodeView, PartitionView, PendingJob, Snapshot
+from slurmlite.scheduler.snapshot import (
+    NodeView,
+    PartitionView,
+    PendingJob,
+    RunningJob,
+    Snapshot,
+)
+
+_load_qos: Callable[[Any], Mapping[str, Any]] | None
+try:  # the QOS table (controller.qoslimits); without it, no QOS limits apply
+    from controller.qoslimits import load_qos as _load_qos
+except ImportError:  # pragma: no cover - only while that module does not exist
+    _load_qos = None
 
 
 def pending_job(row: JobRow) -> PendingJob:
@@ -45,6 +67,9 @@ def pending_job(row: JobRow) -> PendingJob:
         features=row.constraint,
         held=row.hold,
         begin_time=row.eligible_time,
+        # a submit-time probe (submit.RowView) may not carry these yet
+        account=getattr(row, "account", None) or "",
+        qos=getattr(row, "qos", None) or "normal",
     )
 
 
@@ -90,6 +115,7 @@ def partition_views(cfg: Config) -> tuple[PartitionView, ...]:
             max_time=p.max_time,
             priority_tier=p.priority_tier,
             priority_job_factor=p.priority_job_factor,
+            qos=p.qos or None,
         )
         for p in cfg.partitions
     )
@@ -120,8 +146,25 @@ PENDING_COLUMNS = (
     JobRow.constraint,
     JobRow.hold,
     JobRow.eligible_time,
+    JobRow.account,
+    JobRow.qos,
+    # not part of the request: what the last passes wrote (to write only changes)
+    JobRow.sched_start,
+    JobRow.sched_nodes,
     JobRow.reason,
     JobRow.state_desc,
+)
+
+# what a running job's value is made of (held resources, limit, owner)
+RUNNING_COLUMNS = (
+    JobRow.id,
+    JobRow.user,
+    JobRow.account,
+    JobRow.qos,
+    JobRow.partition,
+    JobRow.start_time,
+    JobRow.end_time,
+    JobRow.alloc,
 )
 
 
@@ -136,6 +179,7 @@ class PendingCache:
 
     def __init__(self) -> None:
         self._jobs: dict[int, tuple[tuple[object, ...], PendingJob]] = {}
+        self._running: dict[int, tuple[tuple[object, ...], RunningJob]] = {}
 
     def jobs(self, rows: list) -> tuple[PendingJob, ...]:  # type: ignore[type-arg]
         """One ``PendingJob`` per row of ``PENDING_COLUMNS`` (the cache keeps just these)."""
@@ -150,27 +194,85 @@ class PendingCache:
         self._jobs = new
         return tuple(out)
 
+    def running(self, rows: list) -> tuple[RunningJob, ...]:  # type: ignore[type-arg]
+        """One ``RunningJob`` per row of ``RUNNING_COLUMNS``, reused while the row is unchanged."""
+        old, new = self._running, {}
+        out = []
+        for r in rows:
+            key = tuple(r)
+            hit = old.get(key[0])
+            job = hit[1] if hit is not None and hit[0] == key else running_job(r)
+            new[key[0]] = (key, job)
+            out.append(job)
+        self._running = new
+        return tuple(out)
 
-_REQUEST = len(PENDING_COLUMNS) - 2  # the columns a PendingJob is made of (not reason, desc)
+
+# the columns a PendingJob is made of (not sched_start, sched_nodes, reason, desc)
+_REQUEST = len(PENDING_COLUMNS) - 4
+
+
+def running_job(r: Any) -> RunningJob:
+    """A row of ``RUNNING_COLUMNS`` as the scheduler sees it (allocs parsed as
+    ``NodeService.usage`` parses them: ``convert.allocs_of``)."""
+    return RunningJob(
+        job_id=r[0],
+        user=r[1],
+        account=r[2] or "",
+        qos=r[3] or "normal",
+        partition=r[4],
+        start_time=r[5] or 0.0,
+        end_time=r[6],  # start + limit; None = UNLIMITED; a completing job's actual end
+        allocs=tuple(allocs_of(r[7])),
+    )
+
+
+Marks = dict[int, tuple[float | None, str | None]]  # job id -> (sched_start, sched_nodes)
 
 
 def take(
-    db: Database, cfg: Config, nodes: NodeService, now: float, cache: PendingCache | None = None
+    db: Database,
+    cfg: Config,
+    nodes: NodeService,
+    now: float,
+    cache: PendingCache | None = None,
+    marks: Marks | None = None,
+    extra: tuple[PendingJob, ...] = (),
 ) -> tuple[Snapshot, dict[int, tuple[str, str | None]]]:
     """The snapshot, and each pending job's current (reason, description) to spot changes.
 
-    With ``cache`` (kept from pass to pass), unchanged pending jobs are not rebuilt.
+    With ``cache`` (kept from pass to pass), unchanged pending and running jobs
+    are not rebuilt.  ``marks``, when given, receives each pending job's stored
+    estimate (sched_start, sched_nodes), for the same purpose.  ``extra`` jobs
+    (a ``--test-only`` probe) are added to the pending ones.  Without pending
+    jobs there is nothing to decide: the snapshot then has no nodes nor running jobs.
     """
+    running_rows: list[Any] = []
+    qos: Mapping[str, Any] = {}
     with db.read() as s:  # plain rows through the connection: no ORM work per row
         # held jobs (priority 0) never start and keep the reason their hold set, so a
         # pass leaves them out: 10,000 held jobs would otherwise be read every pass
+        conn = s.connection()
         stmt = select(*PENDING_COLUMNS).where(JobRow.state == "PENDING", JobRow.hold.is_(None))
-        rows = s.connection().execute(stmt).all()
-    pending = cache.jobs(rows) if cache is not None else tuple(pending_job(r) for r in rows)  # type: ignore[arg-type]
+        rows = conn.execute(stmt).all()
+        if rows or extra:
+            # what holds resources, as NodeService.usage() counts it
+            held = (JobRow.state == "RUNNING") | (JobRow.flags == "COMPLETING")
+            running_rows = conn.execute(select(*RUNNING_COLUMNS).where(held)).all()
+            qos = _load_qos(s) if _load_qos is not None else {}
+    if cache is not None:
+        pending, running = cache.jobs(rows), cache.running(running_rows)  # type: ignore[arg-type]
+    else:
+        pending = tuple(pending_job(r) for r in rows)  # type: ignore[arg-type]
+        running = tuple(running_job(r) for r in running_rows)
     snap = Snapshot(
         now=now,
-        nodes=node_views(cfg, nodes, now) if rows else (),
+        nodes=node_views(cfg, nodes, now) if rows or extra else (),
         partitions=partition_views(cfg),
-        pending=pending,
+        pending=pending + extra,
+        running=running,
+        qos=qos,
     )
+    if marks is not None:
+        marks.update((r[0], (r[-4], r[-3])) for r in rows)
     return snap, {r[0]: (r[-2], r[-1]) for r in rows}  # id: (reason, state_desc)

@@ -5,8 +5,10 @@ What is checked here, in Slurm's order and with Slurm's error codes
 
 1. the partition exists (``-p nosuch`` -> "Invalid partition name specified"),
    or a default one does;
-2. account and QOS are known (until associations exist: the configured
-   default account and QOS, ``SlurmliteDefaultAccount``/``SlurmliteDefaultQOS``);
+2. account and QOS: ``controller.accounts.Accounts.resolve`` picks them
+   (``-A``/``-q``, else the user's defaults) and checks them against the
+   user's associations ("Invalid account or account/partition combination
+   specified", "Invalid qos specification");
 3. requested nodes exist;
 4. the request can ever fit some node of the partition when idle
    (``slurmlite.scheduler.feasibility.check_submit``).  Asking for more nodes
@@ -43,7 +45,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from controller import willrun
 from controller.auth import Caller
+from controller.qoslimits import SubmitLimits
 from controller.snapshot import node_views, partition_views, pending_job
 from slurmlite import errors
 from slurmlite.batchscript import (
@@ -54,16 +58,16 @@ from slurmlite.batchscript import (
 )
 from slurmlite.config import Config, PartitionConf
 from slurmlite.errors import SlurmError
-from slurmlite.hostlist import compress
 from slurmlite.protocol import JobSubmit
-from slurmlite.scheduler.feasibility import Rejection, check_submit, will_run_now
+from slurmlite.scheduler.feasibility import Rejection, check_submit
 from slurmlite.scheduler.priority import initial_priority
 from slurmlite.scheduler.snapshot import NodeView, PartitionView, Policy
-from slurmlite.timefmt import fmt_timestamp
 from slurmlite.wire_limits import INT32_MAX, first_problem
 
 if TYPE_CHECKING:
+    from controller.accounts import Accounts
     from controller.nodes import NodeService
+    from controller.priorities import PriorityService
 
 
 # Slurm's error for a value out of its field's range (else "Unexpected message received")
@@ -100,6 +104,8 @@ class SubmitPlan:
     time_limit: int | None
     memory: tuple[int | None, int | None, int | None] = (None, None, None)  # per node, cpu, gpu
     error: SlurmError | None = None
+    account: str = ""  # resolved by Accounts.resolve ("" : not resolved)
+    qos: str = ""
 
 
 class RowView:
@@ -120,12 +126,17 @@ class _ClusterFacts:
 
 
 class SubmitValidator:
-    def __init__(self, cfg: Config, policy: Policy, nodes: NodeService) -> None:
+    def __init__(
+        self, cfg: Config, policy: Policy, nodes: NodeService, accounts: Accounts | None = None
+    ) -> None:
         self.cfg = cfg
         self.policy = policy
         self.nodes = nodes
+        self.accounts = accounts  # None: only the configured default account and QOS
         # (cfg, rows, facts): the key objects are held, so their ids cannot be reused
         self._facts: tuple[Config, list[Any], _ClusterFacts] | None = None
+        # multifactor priority at submit (controller.priorities; set by the Controller)
+        self.priorities: PriorityService | None = None
 
     def _cluster(self) -> _ClusterFacts:
         cfg, rows = self.cfg, self.nodes.rows()
@@ -165,10 +176,7 @@ class SubmitValidator:
         check_storable(req)
         check_limits(req)
         part = self._partition(req.partition)
-        if req.account is not None and req.account != self.cfg.default_account:
-            raise SlurmError(errors.ESLURM_INVALID_ACCOUNT)
-        if req.qos is not None and req.qos != self.cfg.default_qos:
-            raise SlurmError(errors.ESLURM_INVALID_QOS)
+        account, qos = self._account_qos(caller, req, part.name)
         facts = self._cluster()
         for n in [*req.req_nodes, *req.exc_nodes]:
             if n not in facts.known:
@@ -181,8 +189,22 @@ class SubmitValidator:
             limit = req.time_limit
         else:
             limit = part.default_time if part.default_time is not None else part.max_time
-        plan = SubmitPlan(partition=part, time_limit=limit, memory=self._memory(req))
+        plan = SubmitPlan(
+            partition=part, time_limit=limit, memory=self._memory(req), account=account, qos=qos
+        )
         values = self._request_values(req, plan)
+        # QOS limits (controller.qoslimits): refuse over MaxSubmitJobsPerUser (or DenyOnLimit);
+        # a job without --time gets the QOS MaxWall.  The QOS is the one resolved above.
+        qos_name = plan.qos or req.qos or self.cfg.default_qos
+        plan.time_limit = SubmitLimits.for_db(self.nodes.db).check(
+            self.cfg,
+            getattr(self.policy, "enforce_limits", True),
+            caller.user,
+            caller.uid,
+            values,
+            qos_name,
+            explicit_time=req.time_unlimited or req.time_limit is not None,
+        )
         key = tuple(values.values())  # the request as the check sees it
         try:
             rejection = facts.verdicts[key]
@@ -195,6 +217,16 @@ class SubmitValidator:
         if rejection is not None:
             plan.error = SlurmError(rejection.code, rejection.detail)
         return plan
+
+    def _account_qos(self, caller: Caller, req: JobSubmit, partition: str) -> tuple[str, str]:
+        """The job's account and QOS (``SlurmError`` INVALID_ACCOUNT / INVALID_QOS)."""
+        if self.accounts is not None:
+            return self.accounts.resolve(caller.user, req.account, req.qos, partition)
+        if req.account is not None and req.account != self.cfg.default_account:
+            raise SlurmError(errors.ESLURM_INVALID_ACCOUNT)
+        if req.qos is not None and req.qos != self.cfg.default_qos:
+            raise SlurmError(errors.ESLURM_INVALID_QOS)
+        return req.account or self.cfg.default_account, req.qos or self.cfg.default_qos
 
     def _memory(self, req: JobSubmit) -> tuple[int | None, int | None, int | None]:
         """The job's memory request, with DefMemPerGPU/DefMemPerCPU filled in as Slurm does."""
@@ -254,8 +286,8 @@ class SubmitValidator:
             gid=caller.gid,
             user=caller.user,
             group=_group_name(caller.gid),
-            account=req.account or self.cfg.default_account,
-            qos=req.qos or self.cfg.default_qos,
+            account=plan.account or req.account or self.cfg.default_account,
+            qos=plan.qos or req.qos or self.cfg.default_qos,
             submit_time=now,
             eligible_time=now,
             flags="",
@@ -263,6 +295,7 @@ class SubmitValidator:
             state_desc=None,
             nice=req.nice,
             priority=initial_priority(req, self.policy, sequence=job_id),
+            prio_factors=None,  # multifactor's breakdown: set below
             num_cpus=ntasks * (req.cpus_per_task or 1),
             tres_per_node=req.tres_per_node,
             tres_per_job=req.tres_per_job,
@@ -303,6 +336,8 @@ class SubmitValidator:
         if req.hold:
             v["hold"] = v["reason"] = "JobHeldUser"
             v["eligible_time"] = None
+        if self.priorities is not None:  # multifactor: the value and breakdown, age 0
+            self.priorities.at_submit(v)
         if plan.error is not None:
             # Slurm keeps the id of a request that can never run and shows it
             # FAILED (BadConstraints); the submitter gets the error.
@@ -310,19 +345,8 @@ class SubmitValidator:
         return v
 
     def test_only_message(self, job_id: int, values: dict[str, Any], now: float) -> str:
-        part = self.cfg.partition(values["partition"])
-        views = [v for v in node_views(self.cfg, self.nodes, now) if v.name in part.nodes]
-        pview = next(p for p in partition_views(self.cfg) if p.name == part.name)
-        start = will_run_now(pending_job(RowView(values)), pview, views, self.policy, now)
-        if start is None:
-            raise SlurmError(
-                errors.ESLURM_NOT_SUPPORTED,
-                "the job cannot start now, and start-time estimates for later are not supported yet",
-            )
-        return (
-            f"Job {job_id} to start at {fmt_timestamp(now)} using {start.cpus} processors "
-            f"on nodes {compress(start.nodes)} in partition {part.name}"
-        )
+        """``sbatch --test-only``'s "to start at" line (``controller.willrun``)."""
+        return willrun.test_only_message(self, job_id, values, now)
 
 
 def check_limits(req: JobSubmit) -> None:

@@ -122,6 +122,7 @@ class PartitionConf:
     priority_job_factor: int = _key("PriorityJobFactor", "prio", 1)
     priority_tier: int = _key("PriorityTier", "prio", 1)
     tres_billing_weights: str = _key("TRESBillingWeights", "str", "")  # "": bill CPUs
+    qos: str = _key("QOS", "str", "")  # a QOS whose limits apply to all its jobs; "": none
     extra: dict[str, str] = field(default_factory=dict)
 
     @property

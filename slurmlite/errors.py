@@ -76,6 +76,7 @@ ESLURM_BATCH_ONLY = 2039
 ESLURM_JOB_HELD = 2042
 ESLURM_INVALID_TASK_MEMORY = 2044
 ESLURM_INVALID_ACCOUNT = 2045
+ESLURM_INVALID_PARENT_ACCOUNT = 2046
 ESLURM_INVALID_LICENSES = 2048
 ESLURM_ACCOUNTING_POLICY = 2050
 ESLURM_INVALID_TIME_LIMIT = 2051
@@ -100,6 +101,7 @@ ESLURM_JOB_NOT_PENDING_NOR_RUNNING = 2086
 ESLURM_JOB_NOT_SUSPENDED = 2087
 ESLURM_JOB_NOT_FINISHED = 2088
 ESLURM_INTERNAL = 2090
+ESLURM_PRIO_RESET_FAIL = 2095
 ESLURM_PARTITION_DOWN = 2101
 ESLURM_SUBMISSIONS_DISABLED = 2105
 ESLURM_INVALID_TRES = 2115
@@ -118,6 +120,8 @@ ESLURM_AUTH_CRED_INVALID = 6000
 ESLURM_AUTH_EXPIRED = 6001
 ESLURM_AUTH_UNABLE_TO_GENERATE_TOKEN = 6009
 ESLURM_DB_CONNECTION = 7000
+ESLURM_JOBS_RUNNING_ON_ASSOC = 7001
+ESLURM_NO_REMOVE_DEFAULT_ACCOUNT = 7009
 ESLURM_PLUGIN_NOT_LOADED = 8004
 
 # slurmlite's own codes (no Slurm equivalent), above Slurm's ranges
@@ -173,6 +177,7 @@ MESSAGES: dict[int, str] = {
     ESLURM_JOB_HELD: "Job is in held state, pending scheduler release",
     ESLURM_INVALID_TASK_MEMORY: "Memory required by task is not available",
     ESLURM_INVALID_ACCOUNT: "Invalid account or account/partition combination specified",
+    ESLURM_INVALID_PARENT_ACCOUNT: "Invalid parent account specified",
     ESLURM_INVALID_LICENSES: "Invalid license specification",
     ESLURM_ACCOUNTING_POLICY: (
         "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
@@ -201,6 +206,7 @@ MESSAGES: dict[int, str] = {
     ESLURM_JOB_NOT_SUSPENDED: "Job is not suspended",
     ESLURM_JOB_NOT_FINISHED: "Job is not finished",
     ESLURM_INTERNAL: "Slurm internal error, contact system administrator",
+    ESLURM_PRIO_RESET_FAIL: "Changes to job priority are not persistent, change nice instead",
     ESLURM_PARTITION_DOWN: "Partition in DOWN state",
     ESLURM_SUBMISSIONS_DISABLED: "System submissions disabled",
     ESLURM_INVALID_TRES: "Invalid Trackable RESource (TRES) specification",
@@ -221,6 +227,8 @@ MESSAGES: dict[int, str] = {
     ESLURM_AUTH_EXPIRED: "Authentication credential expired",
     ESLURM_AUTH_UNABLE_TO_GENERATE_TOKEN: "Token Generation failed.",
     ESLURM_DB_CONNECTION: "Unable to connect to database",
+    ESLURM_JOBS_RUNNING_ON_ASSOC: "Job(s) active, cancel job(s) before remove",
+    ESLURM_NO_REMOVE_DEFAULT_ACCOUNT: "You can not remove the default account of a user",
     ESLURM_PLUGIN_NOT_LOADED: "Required plugin type not loaded or initialized",
 }
 
@@ -239,6 +247,7 @@ _STATUS: dict[int, int] = {
     # 403: you may not
     ESLURM_ACCESS_DENIED: 403,
     ESLURM_USER_ID_MISSING: 403,
+    ESLURM_PRIO_RESET_FAIL: 403,
     ESLURM_JOB_MISSING_REQUIRED_PARTITION_GROUP: 403,
     ESLURM_RESERVATION_ACCESS: 403,
     # 404: no such job

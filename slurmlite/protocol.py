@@ -237,6 +237,9 @@ class JobInfo:
     array_task_id: int | None = None
     alloc_node: str | None = None  # the host sbatch ran on
     alloc_sid: int = 0  # its session id
+    # backfill's plan for a pending job: expected start (Unix s) and planned nodes
+    sched_start: float | None = None
+    sched_nodes: list[str] = field(default_factory=list)
 
 
 @dataclass

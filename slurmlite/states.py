@@ -165,6 +165,8 @@ REASONS: frozenset[str] = frozenset(
         "QOSGrpGRES", "QOSGrpSubmitJobsLimit", "QOSMaxJobsPerUserLimit",
         "QOSMaxGRESPerUser", "QOSMaxCpuPerUserLimit", "QOSMaxWallDurationPerJobLimit",
         "QOSMaxSubmitJobPerUserLimit", "QOSUsageThreshold", "MaxJobsPerAccount",
+        "QOSMaxCpuPerJobLimit", "QOSMaxMemoryPerJob", "QOSMaxNodePerJobLimit", "QOSMaxGRESPerJob",
+        "QOSMaxMemoryPerUser", "QOSMaxNodePerUserLimit",
         # recorded on ended jobs
         "NonZeroExitCode", "RaisedSignal", "TimeLimit", "NodeDown", "OutOfMemory",
         "InactiveLimit", "JobLaunchFailure", "SystemFailure", "DeadLine",

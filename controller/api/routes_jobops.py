@@ -12,6 +12,7 @@ mistake.  The rules themselves are in ``controller.jobops``.
     POST /v1/jobs/release  {"job_ids": [7]}
     POST /v1/jobs/requeue  {"job_ids": [7], "hold": false}
     POST /v1/jobs/update   {"job_ids": [7], "time_limit": 30, "comment": "x"}
+                           {"job_ids": [7], "priority": 5000, "nice": 10}
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ INT32 = 2**31 - 1  # job ids and minutes are stored as 32-bit integers
 JobIds = list[Annotated[int, Field(ge=0, le=INT32)]]
 Minutes = Annotated[int, Field(ge=1, le=INT32)]
 Text = Annotated[str, Field(max_length=MAX_TEXT, pattern=r"^[^\x00]*$")]  # no NUL: PostgreSQL
+Priority = Annotated[int, Field(ge=0, le=0xFFFFFFFD)]  # scontrol's range; 0 holds the job
+Nice = Annotated[int, Field(ge=-(2**31 - 3), le=2**31 - 3)]  # Slurm's NICE_OFFSET - 3
 
 
 class _Strict(BaseModel):
@@ -62,6 +65,8 @@ class UpdateRequest(_Strict):
     comment: Text | None = None
     partition: Text | None = None
     requeue: bool | None = None
+    priority: Priority | None = None
+    nice: Nice | None = None
 
 
 class JobOpResult(BaseModel):
@@ -116,6 +121,8 @@ async def update(body: UpdateRequest, caller: UserCaller, ctl: Ctl) -> JobOpResu
         comment=body.comment,
         partition=body.partition,
         requeue=body.requeue,
+        priority=body.priority,
+        nice=body.nice,
     )
     ops = JobOps(ctl.jobs)
     outcome = await asyncio.to_thread(ops.update, caller, body.job_ids, changes)

@@ -192,3 +192,34 @@ class ErrorBody(BaseModel):
     errno: int
     error: str
     detail: str | None = None
+
+
+# ------------------------------------------------------------------- sshare (H8)
+# answers: no request limits (RawUsage and TRESRunMins exceed 32 bits)
+from slurmlite import protocol_policy as pp  # noqa: E402
+
+ANSWERS = ANSWERS | {pp.ShareInfo, pp.SharesAnswer}
+SharesAnswerModel = mirror(pp.SharesAnswer)
+WIRE_DATACLASSES += [pp.ShareInfo, pp.SharesAnswer]
+
+# ------------------------------------------------------- slurmlite explain (H7)
+# answers: no request limits (a priority reaches 2**32 - 1)
+_EXPLAIN = {pp.JobExplanation, pp.QueuePlace, pp.NodeLack, pp.GpuHolder, pp.Blocker, pp.Suggestion}
+ANSWERS = ANSWERS | _EXPLAIN
+JobExplanationModel = mirror(pp.JobExplanation)
+WIRE_DATACLASSES += sorted(_EXPLAIN, key=lambda dc: dc.__name__)
+
+# -------------------------------------------------------------------- sprio (H4)
+# answers: no request limits (a priority reaches 2**32 - 1)
+from slurmlite import protocol_policy as pp  # noqa: E402
+
+_SPRIO = {
+    pp.PriorityFactors,
+    pp.PriorityBreakdown,
+    pp.JobPriorityInfo,
+    pp.PriorityWeights,
+    pp.PriorityListing,
+}
+ANSWERS = ANSWERS | _SPRIO
+PriorityListingModel = mirror(pp.PriorityListing)
+WIRE_DATACLASSES += sorted(_SPRIO, key=lambda dc: dc.__name__)

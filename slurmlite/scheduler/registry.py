@@ -9,11 +9,14 @@ The tables hold ``"module:function"`` paths resolved on first use, so this
 module imports no policy code (the policy modules themselves look up the
 registry, and eager imports would go round in a circle).
 
-Today both scheduler names run the main pass (spec §4.2); the backfill pass
-(spec §4.3) will replace the ``sched/backfill`` entry.  Example::
+``sched/builtin`` is the main pass alone (spec §4.2); ``sched/backfill``
+(Slurm's default) is the main pass followed by backfill (spec §4.3).
+Example::
 
     >>> scheduler_for("sched/builtin").__name__
     'main_pass'
+    >>> scheduler_for("sched/backfill").__name__
+    'backfill_pass'
     >>> scheduler_for("sched/wiki")
     Traceback (most recent call last):
     ...
@@ -30,7 +33,7 @@ from typing import Any
 
 SCHEDULER_TYPES: Mapping[str, str] = {
     "sched/builtin": "slurmlite.scheduler.passes:main_pass",
-    "sched/backfill": "slurmlite.scheduler.passes:main_pass",  # backfill pass: later
+    "sched/backfill": "slurmlite.scheduler.backfill:backfill_pass",
 }
 
 PRIORITY_TYPES: Mapping[str, str] = {

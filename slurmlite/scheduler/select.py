@@ -29,6 +29,12 @@ by CPUs, memory and GPUs, and a placement is chosen like this:
 Invariant: a placement never gives a node more than it has free, and the same
 inputs always give the same placement (every choice ends in config order).
 
+Cost: what each node could give (``_caps``) is worked out once per call and
+nodes that can give nothing are dropped before step 4, which then only reads
+numbers; when every node used gets the same fixed share (``-N`` with
+``--ntasks-per-node`` / ``--gres``) the step-by-step choice is made in one
+sort (``_fill_fixed``).  Both give exactly the placement described above.
+
 Example: n1 (4 CPUs, 1 used), n2 (4 CPUs, idle), job ``-n 3``: both could
 finish it alone; n1 has fewer free CPUs (3 < 4), so the job gets n1 with 3
 CPUs and n2 stays whole for a bigger job.
@@ -40,6 +46,7 @@ Reference: ``S:src/plugins/select/cons_tres/job_test.c``,
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -151,32 +158,42 @@ def eligible(job: PendingJob, node: NodeView) -> bool:
 
 def _caps(job: PendingJob, shape: Shape, rule: MemRule, node: NodeView) -> tuple[int, int]:
     """Most tasks and GPUs ``node`` can give this job now; (0, 0) if it cannot take it."""
-    if job.exclusive and not node.idle:
+    # (free amounts spelled out rather than through NodeView's properties: this runs for
+    # every node of the partition for every job a pass places)
+    if job.exclusive and (node.alloc_cpus or node.alloc_mem or node.alloc_gpus):
         return 0, 0
-    tasks = node.free_cpus // shape.cpus_per_task
-    if shape.per_node:
-        tasks = min(tasks, shape.per_node)
-    free_gpus = len(node.free_gpus)
+    tasks = (node.cpus - node.alloc_cpus) // shape.cpus_per_task
+    if shape.per_node and shape.per_node < tasks:
+        tasks = shape.per_node
+    if tasks < 1:  # (the checks below only lower it: a full node ends here)
+        return 0, 0
+    free_gpus = _free_gpu_count(node)
     gpus = shape.gpus_per_node if shape.gpus_per_node else (free_gpus if shape.gpus_total else 0)
     if gpus > free_gpus:
         return 0, 0
-    if rule.kind == "node" and node.free_mem < rule.amount:
+    kind = rule.kind
+    free_mem = node.real_memory - node.alloc_mem
+    if kind == "node" and free_mem < rule.amount:
         return 0, 0
-    if rule.kind == "whole" and node.alloc_mem > 0:
+    if kind == "whole" and node.alloc_mem > 0:
         return 0, 0
-    if rule.kind == "cpu" and rule.amount > 0:
-        tasks = min(tasks, node.free_mem // (rule.amount * shape.cpus_per_task))
-    if rule.kind == "gpu" and rule.amount > 0 and gpus:
-        if shape.gpus_per_node and node.free_mem < rule.amount * gpus:
+    if kind == "cpu" and rule.amount > 0:
+        tasks = min(tasks, free_mem // (rule.amount * shape.cpus_per_task))
+    if kind == "gpu" and rule.amount > 0 and gpus:
+        if shape.gpus_per_node and free_mem < rule.amount * gpus:
             return 0, 0
-        gpus = min(gpus, node.free_mem // rule.amount)
+        gpus = min(gpus, free_mem // rule.amount)
     if tasks < 1 or (shape.gpus_total and gpus < 1):
         return 0, 0
     return tasks, gpus
 
 
+def _free_gpu_count(node: NodeView) -> int:
+    return node.gpus - len(node.alloc_gpus)
+
+
 def _best_fit_key(node: NodeView) -> tuple[int, int, int, int]:
-    return (node.weight, len(node.free_gpus), node.free_cpus, node.index)
+    return (node.weight, _free_gpu_count(node), node.cpus - node.alloc_cpus, node.index)
 
 
 def _biggest_first_key(
@@ -184,102 +201,169 @@ def _biggest_first_key(
 ) -> tuple[int, ...]:
     node, (tasks, gpus) = option
     weight = node.weight if prefer_light else 0
-    return (weight, -tasks, -gpus, node.weight, len(node.free_gpus), node.free_cpus, node.index)
+    free_gpus, free_cpus = _free_gpu_count(node), node.cpus - node.alloc_cpus
+    return (weight, -tasks, -gpus, node.weight, free_gpus, free_cpus, node.index)
+
+
+#: A node that can take part of the job now, with the most tasks and GPUs it can give.
+Offer = tuple[NodeView, int, int]
 
 
 def _fill(
-    job: PendingJob,
     shape: Shape,
-    rule: MemRule,
-    pool: Sequence[NodeView],
-    required: Sequence[NodeView],
+    pool: Sequence[Offer],
+    required: Sequence[Offer],
     prefer_light: bool,
-) -> list[tuple[NodeView, int, int]] | None:
+) -> list[Offer] | None:
     """Choose nodes and per-node (tasks, gpus) from ``pool``; None if it cannot be done.
 
+    ``pool`` holds only nodes that can take at least one task now, each with its
+    caps (``_caps``: they do not change while one placement is built, so they are
+    worked out once per ``select_nodes`` call, not once per node per step).
     ``prefer_light`` uses up lighter nodes before a heavier one; without it the
     biggest contributions come first whatever their weight (fewest nodes).
     """
     need_nodes = max(shape.nodes_min, len(required))  # every -w node is used
     nodes_max = max(shape.nodes_max, need_nodes)
+    spread = shape.tasks is not None
+    fixed = shape.per_node or 1  # tasks on every node used when not spread
     tasks_left = max(shape.tasks, need_nodes) if shape.tasks is not None else 0
+    by_job = bool(shape.gpus_total)  # --gpus: a count for the whole job
     gpus_left = shape.gpus_total
-    chosen: dict[str, tuple[NodeView, int, int]] = {}
+    chosen: dict[str, Offer] = {}
 
-    def take(node: NodeView) -> tuple[int, int] | None:
+    def take(cap_t: int, cap_g: int) -> tuple[int, int] | None:
         after = max(0, need_nodes - len(chosen) - 1)  # nodes still to find after this one
-        cap_t, cap_g = _caps(job, shape, rule, node)
-        if cap_t == 0:
-            return None
-        if shape.tasks is None:
-            tasks = shape.per_node or 1
-            if cap_t < tasks:
+        if not spread:
+            if cap_t < fixed:
                 return None
+            tasks = fixed
         else:
             tasks = min(cap_t, tasks_left - after)
-        gpus = min(cap_g, gpus_left - after) if shape.gpus_total else shape.gpus_per_node
-        if tasks < 1 or (shape.gpus_total and gpus < 1):
+        gpus = min(cap_g, gpus_left - after) if by_job else shape.gpus_per_node
+        if tasks < 1 or (by_job and gpus < 1):
             return None
         return tasks, gpus
 
     def add(node: NodeView, got: tuple[int, int]) -> None:
         nonlocal tasks_left, gpus_left
         chosen[node.name] = (node, *got)
-        tasks_left -= got[0] if shape.tasks is not None else 0
-        gpus_left -= got[1] if shape.gpus_total else 0
+        tasks_left -= got[0] if spread else 0
+        gpus_left -= got[1] if by_job else 0
 
-    for node in required:
-        got = take(node)
+    for node, cap_t, cap_g in required:
+        got = take(cap_t, cap_g) if cap_t else None
         if got is None:
             return None
         add(node, got)
+    if not spread and not by_job:
+        return _fill_fixed(shape, pool, list(chosen.values()), need_nodes, prefer_light)
     while tasks_left > 0 or gpus_left > 0 or len(chosen) < need_nodes:
         if len(chosen) >= nodes_max:
             return None
-        offers = [(n, take(n)) for n in pool if n.name not in chosen]
-        options = [(n, got) for n, got in offers if got is not None]
+        options = []
+        for node, cap_t, cap_g in pool:
+            if node.name not in chosen and (got := take(cap_t, cap_g)) is not None:
+                options.append((node, got))
         if not options:
             return None
-        # Lighter nodes are used up before a heavier one may finish the job.
-        lightest = min(o[0].weight for o in options) if prefer_light else None
-        last = len(chosen) + 1 >= need_nodes
-        finishing = [
-            o
-            for o in options
-            if last
-            and (lightest is None or o[0].weight == lightest)
-            and o[1][0] >= tasks_left
-            and o[1][1] >= gpus_left
-        ]
-        if finishing:
-            add(*min(finishing, key=lambda o: _best_fit_key(o[0])))
-            break
+        if len(chosen) + 1 >= need_nodes:  # this node may be the last one
+            # Lighter nodes are used up before a heavier one may finish the job.
+            lightest = min(o[0].weight for o in options) if prefer_light else None
+            finishing = [
+                o
+                for o in options
+                if (lightest is None or o[0].weight == lightest)
+                and o[1][0] >= tasks_left
+                and o[1][1] >= gpus_left
+            ]
+            if finishing:
+                add(*min(finishing, key=lambda o: _best_fit_key(o[0])))
+                break
         # No single node finishes it: take the biggest contribution (block layout).
         add(*min(options, key=lambda o: _biggest_first_key(o, prefer_light)))
     return sorted(chosen.values(), key=lambda c: c[0].index)
 
 
+def _fill_fixed(
+    shape: Shape, pool: Sequence[Offer], chosen: list[Offer], need_nodes: int, prefer_light: bool
+) -> list[Offer] | None:
+    """``_fill`` when every node used gets the same fixed tasks and GPUs (``-N``,
+    ``--ntasks-per-node``, ``--gres=gpu:N``; no ``-n``, no ``--gpus``).
+
+    Then what a node would give never changes while the placement is built, so the
+    step-by-step choice of ``_fill`` (the biggest contribution while more than one
+    node is missing, then the best fit among the lightest) is the same as taking
+    the ``k - 1`` smallest keys at once and then the best fit of the rest.
+    """
+    fixed, gpus = shape.per_node or 1, shape.gpus_per_node
+    taken = {node.name for node, _, _ in chosen}
+    rest = [(n, (fixed, gpus)) for n, cap_t, _ in pool if cap_t >= fixed and n.name not in taken]
+    more = need_nodes - len(chosen)
+    if more > 0:
+        if len(rest) < more:
+            return None
+        if more > 1:
+            firsts = heapq.nsmallest(
+                more - 1, rest, key=lambda o: _biggest_first_key(o, prefer_light)
+            )
+            chosen += [(n, *got) for n, got in firsts]
+            firsts_names = {n.name for n, _ in firsts}
+            rest = [o for o in rest if o[0].name not in firsts_names]
+        lightest = min(o[0].weight for o in rest) if prefer_light else None
+        last = min(
+            (o for o in rest if lightest is None or o[0].weight == lightest),
+            key=lambda o: _best_fit_key(o[0]),
+        )
+        chosen.append((last[0], *last[1]))
+    return sorted(chosen, key=lambda c: c[0].index)
+
+
 def select_nodes(job: PendingJob, policy: Policy, pool: Sequence[NodeView]) -> Start | None:
     """Place ``job`` on ``pool`` as it is now, or None when it does not fit now."""
-    shape = job_shape(job)
-    rule = memory_rule(job, policy)
-    candidates = [n for n in pool if eligible(job, n)]
-    by_name = {n.name: n for n in candidates}
-    wanted = list(dict.fromkeys(job.req_nodes))
-    if any(name not in by_name for name in wanted):
-        return None
-    required = [by_name[name] for name in wanted]
-    for weight in sorted({n.weight for n in candidates}):
-        group = [n for n in candidates if n.weight <= weight]
-        mixed = len({n.weight for n in group}) > 1
+    return place(job, job_shape(job), memory_rule(job, policy), pool)
+
+
+def place(job: PendingJob, shape: Shape, rule: MemRule, pool: Sequence[NodeView]) -> Start | None:
+    """``select_nodes`` for a caller that has the job's shape and memory rule already."""
+    if job.exc_nodes or job.features or job.gpu_type:
+        candidates = [n for n in pool if eligible(job, n)]
+    elif job.wants_gpus:  # ``eligible`` then only asks for GPUs: spelled out, it is hot
+        candidates = [n for n in pool if n.gpus]
+    else:
+        candidates = list(pool)  # every node is eligible
+    required: list[Offer] = []
+    if job.req_nodes:
+        wanted = list(dict.fromkeys(job.req_nodes))
+        by_name = {n.name: n for n in candidates}
+        if any(name not in by_name for name in wanted):
+            return None
+        required = [(n, *_caps(job, shape, rule, n)) for n in (by_name[w] for w in wanted)]
+    # nodes that cannot take a single task now never take part: drop them once
+    offers: list[Offer] = []
+    for n in candidates:
+        cap_t, cap_g = _caps(job, shape, rule, n)
+        if cap_t:
+            offers.append((n, cap_t, cap_g))
+    weights = sorted({n.weight for n in candidates})
+    if len(weights) == 1:  # one weight group (the usual case): one try
+        chosen = _fill(shape, offers, required, True)
+        return None if chosen is None else _to_start(job, rule, chosen)
+    tried: set[tuple[int, bool]] = set()  # (group size, prefer_light): same pool, same answer
+    for weight in weights:
+        group = [o for o in offers if o[0].weight <= weight]
+        mixed = weight != weights[0]  # the group spans more than one weight
         for prefer_light in (True, False) if mixed else (True,):
-            chosen = _fill(job, shape, rule, group, required, prefer_light)
+            if (len(group), prefer_light) in tried:
+                continue
+            tried.add((len(group), prefer_light))
+            chosen = _fill(shape, group, required, prefer_light)
             if chosen is not None:
                 return _to_start(job, rule, chosen)
     return None
 
 
-def _to_start(job: PendingJob, rule: MemRule, chosen: list[tuple[NodeView, int, int]]) -> Start:
+def _to_start(job: PendingJob, rule: MemRule, chosen: list[Offer]) -> Start:
     allocs = []
     for node, tasks, gpus in chosen:
         cpus = tasks * max(1, job.cpus_per_task)
@@ -290,8 +374,22 @@ def _to_start(job: PendingJob, rule: MemRule, chosen: list[tuple[NodeView, int, 
             mem = min(node.real_memory, node_memory(rule, node, node.cpus, node.gpus))
             allocs.append(NodeAlloc(node.name, node.cpus, mem, list(range(node.gpus))))
         else:
-            allocs.append(NodeAlloc(node.name, cpus, mem, list(node.free_gpus[:gpus])))
+            allocs.append(NodeAlloc(node.name, cpus, mem, _lowest_free_gpus(node, gpus)))
     return Start(job.job_id, tuple(allocs), tuple(t for _, t, _ in chosen))
+
+
+def _lowest_free_gpus(node: NodeView, count: int) -> list[int]:
+    """The ``count`` lowest free GPU indices of ``node`` (``free_gpus[:count]``)."""
+    out: list[int] = []
+    if count <= 0:
+        return out
+    held = node.alloc_gpus
+    for g in range(node.gpus):
+        if g not in held:
+            out.append(g)
+            if len(out) == count:
+                break
+    return out
 
 
 def fits_when_idle(job: PendingJob, policy: Policy, nodes: Sequence[NodeView]) -> bool:

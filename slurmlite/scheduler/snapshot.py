@@ -85,6 +85,7 @@ class PartitionView:
     max_time: int | None = None  # minutes, None = UNLIMITED
     priority_tier: int = 1
     priority_job_factor: int = 1
+    qos: str | None = None  # slurm.conf QOS=: its limits apply to the partition's jobs too
 
 
 @dataclass(frozen=True)
@@ -139,11 +140,19 @@ class Policy:
     priority_type: str = "priority/multifactor"  # default (spec §2.2): all weights 0
     priority_weights: Mapping[str, int] = field(default_factory=dict)  # "age" -> weight
     scheduler_parameters: Mapping[str, str] = field(default_factory=dict)
+    # QOS limits are enforced unless AccountingStorageEnforce is set without limits,
+    # safe or all (``qos`` alone only asks for a valid QOS); enforced when the key is
+    # absent (Slurm enforces nothing then)
+    enforce_limits: bool = True
 
     @classmethod
     def from_config(cls, config: object) -> Policy:
         """Build from a ``slurmlite.config.Config`` (read by attribute name)."""
         weights = getattr(config, "priority_weights", None) or {}
+        enforce = [
+            str(v).strip().lower()
+            for v in getattr(config, "accounting_storage_enforce", None) or ()
+        ]
         return cls(
             def_mem_per_cpu=int(getattr(config, "def_mem_per_cpu", 0) or 0),
             def_mem_per_gpu=int(getattr(config, "def_mem_per_gpu", 0) or 0),
@@ -151,6 +160,8 @@ class Policy:
             priority_type=str(getattr(config, "priority_type", None) or cls.priority_type),
             priority_weights=dict(weights),
             scheduler_parameters=dict(getattr(config, "scheduler_parameters", None) or {}),
+            # slurmlite enforces by default; a site that sets the key gets Slurm's meaning
+            enforce_limits=not enforce or bool({"limits", "safe", "all"} & set(enforce)),
         )
 
 

@@ -43,7 +43,7 @@ MinJobAge=300
 DefMemPerCPU=1000
 GresTypes=gpu
 SlurmliteHeartbeatInterval=1
-SchedulerParameters=requeue_delay=5
+SchedulerParameters=requeue_delay=5,bf_interval=1
 NodeName=n[1-2] NodeAddr=127.0.0.1 CPUs=2 RealMemory=4000 Gres=gpu:2
 PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED State=UP
 PartitionName=long Nodes=n[1-2] MaxTime=60 State=UP

@@ -172,6 +172,10 @@ def test_unreachable_controller_is_reported_per_job(fake, capsys):
             {"name": "y", "partition": "long", "requeue": False},
         ),
         (["TimeLimit", "30"], {"time_limit": 30}),  # a tag without "=" takes the next word
+        (["Priority=5000", "Nice=-5"], {"priority": 5000, "nice": -5}),
+        (["prio=0"], {"priority": 0}),  # Priority=0 holds the job
+        (["Nice"], {"nice": 100}),  # a bare Nice is 100, the next word is not its value
+        (["Nice=12abc"], {"nice": 12}),  # read as strtoll reads it
     ],
 )
 def test_update_reads_slurms_keys(fake, capsys, words, changes):
@@ -184,8 +188,15 @@ def test_update_reads_slurms_keys(fake, capsys, words, changes):
     [
         (["JobId=7", "TimeLimit=abc"], "scontrol: error: Invalid TimeLimit value\n"),
         (["JobId=7", "TimeLimit=+10"], "scontrol: error: TimeLimit=+N is not supported yet\n"),
-        (["JobId=7", "Priority=5"], "scontrol: error: update Priority= is not supported yet\n"),
-        (["JobId=7", "Nice=5"], "scontrol: error: update Nice= is not supported yet\n"),
+        (["JobId=7", "Priority=-5"], "scontrol: error: Invalid Priority value: -5\n"),
+        (
+            ["JobId=7", "Priority=4294967294"],
+            "scontrol: error: Invalid Priority value: 4294967294\n",
+        ),
+        (
+            ["JobId=7", "Nice=2147483646"],
+            "scontrol: error: Nice value out of range (+/- 2147483645). Value ignored\n",
+        ),
         (["JobId=7", "Requeue=maybe"], "scontrol: error: Invalid Requeue value: maybe\n"),
         (
             ["JobId=7", "Weight=5"],

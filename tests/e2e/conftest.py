@@ -17,9 +17,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,12 +98,29 @@ def wait_for(check, timeout: float = 20.0, what: str = "condition"):  # type: ig
     raise AssertionError(f"timed out waiting for {what}")
 
 
+@contextmanager
+def local_cluster(prefix: str, **spec: Any) -> Iterator[Cluster]:
+    """A cluster of its own (``ClusterSpec`` fields as keywords), stopped by PID and
+    removed afterwards, even when the test fails."""
+    # not under pytest's private tmp dir: other users must reach SLURM_CONF and the work dirs
+    base = Path(tempfile.mkdtemp(prefix=prefix))
+    cluster_spec = ClusterSpec(directory=base / "c", **spec)
+    work = base / "work"
+    work.mkdir()
+    os.chmod(base, 0o755)
+    os.chmod(work, 0o777)
+    try:
+        up(cluster_spec, timeout=60)
+        yield Cluster(directory=cluster_spec.directory, conf=cluster_spec.conf, work=work)
+    finally:
+        down(cluster_spec.directory)
+        shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def cluster():
-    # not under pytest's private tmp dir: other users must reach SLURM_CONF and the work dirs
-    base = Path(tempfile.mkdtemp(prefix="slurmlite-e2e-"))
-    spec = ClusterSpec(
-        directory=base / "c",
+    with local_cluster(
+        "slurmlite-e2e-",
         nodelist="n[1-2]",
         cpus_per_node=2,
         gpus_per_node=2,
@@ -109,17 +128,8 @@ def cluster():
         cluster_name="anchor",
         def_mem_per_cpu=1000,
         extra_partitions=("long Nodes=ALL MaxTime=UNLIMITED State=UP PriorityJobFactor=10",),
-    )
-    work = base / "work"
-    work.mkdir()
-    os.chmod(base, 0o755)
-    os.chmod(work, 0o777)
-    try:
-        up(spec, timeout=60)
-        yield Cluster(directory=spec.directory, conf=spec.conf, work=work)
-    finally:
-        down(spec.directory)
-        shutil.rmtree(base, ignore_errors=True)
+    ) as c:
+        yield c
 
 
 @pytest.fixture

@@ -105,6 +105,9 @@ LIVE = [
     "50_sinfo_Node_gres",
     "50_sinfo_default",
     "50_sinfo_s",
+    "50_sprio",
+    "50_sprio_l",
+    "50_sprio_w",
     "50_squeue_O_fields",
     "50_squeue_all_states",
     "50_squeue_default",
@@ -118,6 +121,9 @@ LIVE = [
     "50_squeue_o_many",
     "50_squeue_start",
     "50_squeue_user_pending",
+    "50_sshare",
+    "50_sshare_a_l",
+    "50_sshare_parsable",
     "51_scancel_other_users_job",
     "51_scontrol_hold",
     "51_scontrol_hold_admin",
@@ -156,20 +162,11 @@ LIVE = [
 ]
 
 ARRAYS = "job arrays (--array, ID_TASK ids)"
-PRIO = "multifactor priority (sprio)"
-FAIRSHARE = "fair-share (sshare)"
 DEPENDENCY = "--dependency"
 JSON = "--json output"
 BEGIN = "--begin"
 
 DEFERRED: dict[str, tuple[int | None, str]] = {
-    # issue 6: multifactor priority and fair-share
-    "50_sprio": (6, PRIO),
-    "50_sprio_l": (6, PRIO),
-    "50_sprio_w": (6, PRIO),
-    "50_sshare": (6, FAIRSHARE),
-    "50_sshare_a_l": (6, FAIRSHARE),
-    "50_sshare_parsable": (6, FAIRSHARE),
     # no open issue yet: job arrays, dependencies, JSON output
     "16_env_array_0-2": (None, ARRAYS),
     "20_output_array_default": (None, ARRAYS),
@@ -207,8 +204,6 @@ REFUSALS: dict[str, Refusal] = {
     ARRAYS: Refusal(
         "sbatch --array=0-2 --wrap true", 1, "--array is not supported yet", r"--array|\d_\d|_\["
     ),
-    PRIO: Refusal("sprio", 1, "sprio is not supported yet", r"^\$ sprio"),
-    FAIRSHARE: Refusal("sshare", 1, "sshare is not supported yet", r"^\$ sshare"),
     DEPENDENCY: Refusal(
         "sbatch --dependency=afterok:1 --wrap true",
         1,

@@ -126,7 +126,33 @@ class Spec:
     drop: dict[str, str] = field(default_factory=dict)  # record keys left out on both sides
     subst: tuple[tuple[str, str], ...] = ()  # more golden -> ours swaps (anchor artefacts)
     id_lines: tuple[int, ...] = ()  # ``exact``: lines holding only a job id, compared by role
+    # tables of no jobs (keyed False): only rows matching this pattern, on both sides
+    rows: str | None = None
+    # column -> pattern: a cell matching it is compared only as "a value of that shape"
+    shapes: dict[str, str] = field(default_factory=dict)
 
+
+# sshare: the golden's tree (root -> user root, acct_a, acct_b -> users alice and root) is
+# the story's (golden_scenario.Story.accounts); its alice is played by nobody (the story's
+# jobs run as root, who is also in the tree).  Rows of other accounts (the configured
+# default account, which other tests' jobs used) are left out; every number is compared
+# by its shape only (usage and fair-share differ from run to run), blank cells exactly.
+SSHARE_ROWS = r"^ {0,2}(root|acct_a|acct_b)[ |]"
+SIX = r"\d+\.\d{6}|inf"
+SSHARE_SHAPES = {
+    "NormShares": SIX,
+    "RawUsage": r"\d+",
+    "NormUsage": SIX,
+    "EffectvUsage": SIX,
+    "FairShare": SIX,
+    "LevelFS": SIX,
+    "TRESRunMins": r"cpu=\d+,mem=\d+[\w/=,]*\+?",
+}
+AS_NOBODY = ((r"\balice\b", "nobody"),)
+SSHARE = Spec(
+    "fixed", header=2, keyed=False, rows=SSHARE_ROWS, shapes=SSHARE_SHAPES, subst=AS_NOBODY
+)
+SSHARE_P = Spec("delimited", keyed=False, rows=SSHARE_ROWS, shapes=SSHARE_SHAPES, subst=AS_NOBODY)
 
 STEP_ENV = Spec("env", ignore=SRUN_ADDRESS)
 SQ = Spec("fixed", order="groups")
@@ -193,6 +219,14 @@ SPECS: dict[str, Spec] = {
     "50_squeue_o_many": Spec("delimited", order="groups"),
     "50_squeue_start": Spec("fixed"),  # by expected start (all unknown here), then job id
     "50_squeue_user_pending": SQ,
+    # sprio: the anchor's weights (Story.accounts); FAIRSHARE is 10000 x the user's factor,
+    # which depends on the session's usage: compared by its shape
+    "50_sprio": Spec("fixed", shapes={"FAIRSHARE": r"\d+"}),
+    "50_sprio_l": Spec("fixed", shapes={"FAIRSHARE": r"\d+"}),
+    "50_sprio_w": Spec("fixed", keyed=False),
+    "50_sshare": SSHARE,  # run as nobody: the caller's own user rows only
+    "50_sshare_a_l": SSHARE,
+    "50_sshare_parsable": SSHARE_P,
     "51_scancel_other_users_job": Spec("text"),
     # the 51_scontrol_* files: see golden_jobops (nobody's job plays golden 51, 52 and 55)
     "51_scontrol_hold": Spec("text"),

@@ -4,6 +4,11 @@ The anchor's captures (``golden/slurm-22.05``) were taken at moments of one
 story; ``Story.play`` tells it again with real jobs, in the golden's job-id
 order, and runs each golden command at its moment:
 
+0. the anchor's accounting (``Story.accounts``): its priority weights in
+   slurm.conf (golden README), accounts ``acct_a`` and ``acct_b`` under
+   root, root in root, acct_a and acct_b (default acct_a, so the story's
+   jobs run under acct_a as alice's did), and nobody -- alice's stand-in
+   for ``sshare`` -- in acct_a and acct_b; undone in ``cleanup``;
 1. the cluster idle: ``sbatch --test-only``;
 2. finished submissions (golden 17-49): ``--wrap`` jobs, the environment
    dumps (batch scripts that run ``srun`` among them), three ``srun``
@@ -41,7 +46,12 @@ from pathlib import Path
 
 from tests.e2e.conftest import wait_for
 from tests.e2e.golden_catalog import LIVE, load
-from tests.e2e.golden_jobops import job_changes, requeue_running, wait_requeued_eligible
+from tests.e2e.golden_jobops import (
+    as_nobody,
+    job_changes,
+    requeue_running,
+    wait_requeued_eligible,
+)
 from tests.e2e.golden_live_specs import GOLDEN_ROLES, NOT_REPLAYED
 
 # the environment dumps of batch jobs (golden 24-29), in the anchor's order
@@ -54,6 +64,22 @@ ENV_DUMPS = (
     ("15_env_options", "env-opts"),
 )
 UNIVERSE = set(GOLDEN_ROLES) | set(NOT_REPLAYED)  # every golden job id a command may name
+# the anchor's multifactor weights (golden README; sprio -w shows the TRES string so)
+PRIORITY_WEIGHTS = (
+    "PriorityWeightAge=1000",
+    "PriorityWeightFairshare=10000",
+    "PriorityWeightJobSize=1000",
+    "PriorityWeightPartition=1000",
+    "PriorityWeightQOS=1000",
+    "PriorityWeightTRES=CPU=1000,Mem=0,GRES/gpu=2000",
+)
+SACCTMGR = (
+    "sacctmgr -i add account acct_a",
+    "sacctmgr -i add account acct_b",
+    "sacctmgr -i add user root account=root,acct_a,acct_b",
+    "sacctmgr -i add user nobody account=acct_a,acct_b",
+    "sacctmgr -i modify user root set defaultaccount=acct_a",
+)
 
 
 @dataclass
@@ -64,6 +90,7 @@ class Capture:
     cwd: Path
     golden_roles: dict[int, str] = field(default_factory=dict)  # beyond GOLDEN_ROLES
     our_roles: dict[int, str] = field(default_factory=dict)
+    account: str | None = None  # a reused job's account, when not the story's
 
 
 class Story:
@@ -79,6 +106,8 @@ class Story:
         self.host = socket.gethostname()
         self.account = ""
         self.others: list[int] = []  # jobs of other users (no role): cancelled in cleanup
+        self.conf_text: str | None = None  # slurm.conf before the anchor's weights
+        self.root_default = ""  # root's DefaultAccount before the story
 
     # ------------------------------------------------------------ helpers
 
@@ -134,19 +163,39 @@ class Story:
         wait_for(idle, timeout, "an idle cluster (no job left by another test)")
 
     def cleanup(self) -> None:
-        """Cancel every job of the story and give them a moment to go (never raises)."""
-        if not self.ids and not self.others:
-            return
-        self.sh("scancel " + " ".join(str(i) for i in [*self.ids.values(), *self.others]))
-        try:
-            self.wait_finished(list(self.ids), timeout=15)
-        except AssertionError:
-            pass  # the cluster's teardown stops whatever is left
+        """Cancel every job of the story and give them a moment to go, then put back
+        slurm.conf and root's default account (never raises)."""
+        if self.ids or self.others:
+            self.sh("scancel " + " ".join(str(i) for i in [*self.ids.values(), *self.others]))
+            try:
+                self.wait_finished(list(self.ids), timeout=15)
+            except AssertionError:
+                pass  # the cluster's teardown stops whatever is left
+        if self.root_default:
+            self.sh(f"sacctmgr -i modify user root set defaultaccount={self.root_default}")
+        if self.conf_text is not None:
+            self.cluster.conf.write_text(self.conf_text)
+            self.sh("scontrol reconfigure")
+
+    def accounts(self) -> None:
+        """Step 0 of the module doc: the anchor's weights and associations."""
+        conf = self.cluster.conf
+        self.conf_text = conf.read_text()
+        weights = "".join(line + "\n" for line in PRIORITY_WEIGHTS)
+        conf.write_text(self.conf_text + "# the anchor's priority weights\n" + weights)
+        r = self.sh("scontrol reconfigure")
+        assert r.returncode == 0, r.stderr
+        r = self.sh("sacctmgr -n -P show user root format=DefaultAccount")
+        self.root_default = r.stdout.strip() if r.returncode == 0 else ""
+        for command in SACCTMGR:
+            r = self.sh(command)
+            assert r.returncode == 0, (command, r.stdout, r.stderr)
 
     # -------------------------------------------------------------- story
 
     def play(self) -> None:
         self.wait_idle()
+        self.accounts()
         self.capture("01_sbatch_test_only")
         self.finished_submissions()
         self.live_queue()
@@ -168,8 +217,6 @@ class Story:
         for name, role in ENV_DUMPS:
             golden = load(name)
             [(header, script)] = [(h, b) for h, b in golden.sections.items() if "script" in h]
-            # --account: only the configured default account exists until associations (issue 6)
-            script = "".join(x for x in script.splitlines(True) if "--account" not in x)
             (self.work / header.split()[-1]).write_text(script)
             cap = self.capture(name)
             self.ids[role] = int(cap.stdout.split()[-1])
@@ -250,8 +297,14 @@ class Story:
             ),
             what="every waiting job to be pending with a reason",
         )
-        for name in sorted(n for n in LIVE if n.startswith("50_")):
+        for name in sorted(n for n in LIVE if n.startswith("50_") and n != "50_sshare"):
             self.capture(name)
+        from cli import sshare  # imported before the fork drops privileges
+
+        if os.geteuid() == 0:  # alice's own rows: nobody's here
+            as_nobody(self, [(sshare.main, [])], "50_sshare")
+        else:
+            self.unavailable["50_sshare"] = "acting as another user needs root"
         self.capture("52_scancel_signal_running")
 
     def cancels(self) -> None:
@@ -314,6 +367,7 @@ class Story:
                 ):
                     cap = self.capture(name, command, cwd)
                     cap.golden_roles, cap.our_roles = {18: "tmo"}, {job: "tmo"}
+                    cap.account = re.search(r"Account=(\S+)", shown.stdout)[1]  # type: ignore[index]
                 return
         for name in ("60_scontrol_show_job_timeout", "60_timeout_job_output"):
             self.unavailable[name] = why

@@ -11,6 +11,7 @@ from slurmlite.config import parse_config
 from slurmlite.protocol import JobSubmit
 from slurmlite.scheduler.billing import job_tres
 from slurmlite.scheduler.fairshare import account, compute_fairshare, root, user
+from slurmlite.scheduler.multifactor import multifactor_many
 from slurmlite.scheduler.passes import queue_order
 from slurmlite.scheduler.priority import (
     ClusterFacts,
@@ -302,3 +303,71 @@ def test_unheld_priority_stays_within_1_and_2_to_the_32_minus_1(
     assert 1 <= p.value <= 2**32 - 1
     for name in ("age", "fairshare", "jobsize"):
         assert 0.0 <= getattr(p.factors, name) <= 1.0
+
+
+# ------------------------------------------------------------------ many at once
+
+a_job_facts = st.builds(
+    JobFacts,
+    min_nodes=st.integers(1, 8),
+    cpus=st.integers(0, 128),
+    tres=st.fixed_dictionaries({"cpu": st.integers(0, 128), "gres/gpu": st.integers(0, 16)}),
+    accrue_time=st.one_of(st.none(), st.floats(NOW - 30 * DAY, NOW + DAY)),
+    submit_time=st.floats(NOW - 30 * DAY, NOW),
+    time_limit=st.one_of(st.none(), st.integers(1, 10_000)),
+    nice=st.integers(-10_000, 10_000),
+    site_factor=st.integers(0, 1000),
+    admin_priority=st.one_of(st.none(), st.integers(1, 10**6)),
+    held=st.booleans(),
+)
+some_flags = st.frozensets(
+    st.sampled_from(["ACCRUE_ALWAYS", "SMALL_RELATIVE_TO_TIME", "NO_NORMAL_PART", "NO_NORMAL_QOS"])
+)
+
+
+@given(
+    jobs=st.lists(
+        st.tuples(a_job_facts, factor, st.integers(0, 3), st.integers(0, 50), st.booleans()),
+        max_size=12,
+    ),
+    weights=st.tuples(weight, weight, weight, weight, weight, weight),
+    tres=st.sampled_from([{}, {"cpu": 1000.0}, {"cpu": 0.5, "gres/gpu": 2000.0}]),
+    flags=some_flags,
+    favor_small=st.booleans(),
+)
+def test_many_at_once_gives_exactly_what_each_job_gets_alone(
+    jobs, weights, tres, flags, favor_small
+):
+    # multifactor_many is the fast path of a full pass: it must agree to the last unit
+    params = PriorityParams(*weights, tres=tres, flags=flags, favor_small=favor_small)
+    cluster = ClusterFacts(8, 256, max_job_factor=3, max_qos_priority=50, max_assoc_priority=3)
+    parts = [
+        PartitionFacts("a", job_factor=1, tres_total={"cpu": 256, "gres/gpu": 32}),
+        PartitionFacts("b", job_factor=3, tres_total={"cpu": 64}, max_time=240),
+    ]
+    facts = [j for j, *_ in jobs]
+    part_of = [parts[short] for *_, short in jobs]
+    many = multifactor_many(
+        facts,
+        params,
+        now=NOW,
+        cluster=cluster,
+        partitions=part_of,
+        fairshares=[fs for _, fs, *_ in jobs],
+        qos_priorities=[q for _, _, _, q, _ in jobs],
+        assoc_priorities=[a for _, _, a, *_ in jobs],
+    )
+    alone = [
+        multifactor(
+            job,
+            params,
+            now=NOW,
+            cluster=cluster,
+            partition=part,
+            fairshare=fs,
+            qos_priority=q,
+            assoc_priority=a,
+        ).value
+        for (job, fs, a, q, _), part in zip(jobs, part_of, strict=True)
+    ]
+    assert many == alone

@@ -1,0 +1,256 @@
+"""``GET /v1/shares``: the fair-share table that ``sshare`` prints.
+
+Every association of the store, in tree order (what ``sshare -a -l``
+shows), with the numbers of ``slurmlite.scheduler.fairshare`` computed
+afresh on each request:
+
+1. the associations and their usage come from the accounts service
+   (``ctl.accounts.records``), the decayed billing-seconds that the priority
+   service charged up to each job's ``charged_until`` (or the job's end);
+2. what the next calculation will charge is added now: each job that ran
+   since its last charge (running, or ended since the last decay) adds
+   ``(until - charged_until) x billing x UsageFactor`` (``until``: now, or
+   its end) to its user's row (the account's own row for a user without
+   one), with the rules of ``controller.usage_charge`` but undecayed (a
+   calculation period is short against a half-life); so RawUsage grows while
+   a job runs and when it ends, not only at each ``PriorityCalcPeriod``;
+3. Fair Tree, or classic with ``PriorityFlags=NO_FAIR_TREE``
+   (``FairShareDampeningFactor``), over that tree;
+4. TRESRunMins: for each association, every running job below it adds
+   ``count x minutes left`` per TRES; a job without a time limit counts
+   Slurm's INFINITE (4294967295) minutes, so a 4-CPU unlimited job shows
+   ``cpu=17179869180`` as in golden ``50_sshare_a_l``.
+
+Worked example: alice (acct_a) has 100 billing-s charged and a 2-CPU job
+running for 30 s since its last charge, with no billing weights (billing =
+CPUs) -> alice's RawUsage 100 + 30 x 2 = 160.
+
+Which rows a caller sees (own rows only, ``-u``, ``-A``) is the command's
+choice, as in Slurm where sshare sends the user and account lists: this
+route answers every row to every authenticated user.  Slurm differs in
+one respect: its RawUsage is charged at job end while its FairShare and
+EffectvUsage wait for the next calculation; here all columns are of the
+same moment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from fastapi import APIRouter
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from controller.api.deps import Ctl, UserCaller
+from controller.api.schemas import SharesAnswerModel
+from controller.context import Controller
+from controller.convert import allocs_of
+from controller.store.models import AssocRow, JobRow, MetaRow, QosRow
+from controller.usage_charge import DECAYED_AT, LATE_MARGIN
+from slurmlite.protocol import to_dict
+from slurmlite.protocol_policy import ShareInfo, SharesAnswer
+from slurmlite.scheduler.billing import (
+    BUILTIN_TRES,
+    TresWeightError,
+    billing,
+    job_tres,
+    parse_tres_weights,
+)
+from slurmlite.scheduler.fairshare import (
+    ROOT,
+    AssocRecord,
+    FairShare,
+    compute_fairshare,
+    tree_from_records,
+)
+from slurmlite.states import is_finished
+
+router = APIRouter(prefix="/v1", tags=["accounts"])
+
+INFINITE_MINUTES = 4294967295  # Slurm's INFINITE: the time left of an UNLIMITED job
+_RUN_STATES = ("RUNNING", "SUSPENDED")  # charged as they run (controller.usage_charge)
+
+
+@router.get("/shares", response_model=SharesAnswerModel)
+def shares(caller: UserCaller, ctl: Ctl) -> dict[str, Any]:
+    """Every association with its shares, usage and fair-share values (``sshare -a -l``)."""
+    now = ctl.clock()
+    with ctl.db.read() as s:
+        answer = share_table(s, ctl, now)
+    return to_dict(answer)
+
+
+class RunningCharge:
+    """A job that ran since its last charge: its TRES, billing, what it owes and, if
+    running, its minutes left."""
+
+    __slots__ = ("key", "tres", "billing", "uncharged", "minutes_left")
+
+    def __init__(
+        self,
+        key: tuple[str, str],
+        tres: dict[str, float],
+        billing: float,
+        uncharged: float,
+        minutes_left: int,
+    ) -> None:
+        self.key, self.tres, self.billing = key, tres, billing
+        self.uncharged, self.minutes_left = uncharged, minutes_left
+
+
+def share_table(s: Session, ctl: Controller, now: float) -> SharesAnswer:
+    """The answer of ``GET /v1/shares`` (module doc, steps 1-4)."""
+    cfg = ctl.cfg
+    runs = running_charges(s, ctl, now)
+    records = with_running_usage(association_records(s, ctl), runs)
+    flags = {f.upper() for f in cfg.priority_flags}
+    fair_tree = "NO_FAIR_TREE" not in flags
+    fs = compute_fairshare(
+        tree_from_records(records),
+        fair_tree=fair_tree,
+        dampening=float(cfg.fairshare_dampening_factor or 1),
+    )
+    gpus = "gpu" in cfg.gres_types or any(node.gpus for node in cfg.nodes)
+    names = [*BUILTIN_TRES, *(["gres/gpu"] if gpus else [])]
+    return SharesAnswer(fair_tree=fair_tree, now=now, rows=share_rows(fs, runs, names))
+
+
+def association_records(s: Session, ctl: Controller) -> list[AssocRecord]:
+    """The accounts service's records; straight from the ``assocs`` table without one."""
+    accounts = getattr(ctl, "accounts", None)
+    if accounts is not None and hasattr(accounts, "records"):
+        return list(accounts.records(s))
+    return [
+        AssocRecord(
+            account=r.account,
+            user=r.user or None,
+            parent=r.parent if r.account != ROOT else None,
+            shares=r.shares,
+            usage=r.raw_usage or 0.0,
+        )
+        for r in s.scalars(select(AssocRow))
+    ]
+
+
+def running_charges(s: Session, ctl: Controller, now: float) -> list[RunningCharge]:
+    """One ``RunningCharge`` per job that ran since its last charge (module doc, step 2);
+    only running ones have minutes left."""
+    cfg = ctl.cfg
+    max_tres = "MAX_TRES" in {f.upper() for f in cfg.priority_flags}
+    weights: dict[str, dict[str, float]] = {}
+    for part in cfg.partitions:
+        try:
+            weights[part.name] = parse_tres_weights(part.tres_billing_weights)
+        except TresWeightError:
+            weights[part.name] = {}
+    factors = {q.name: q.usage_factor for q in s.scalars(select(QosRow))}
+    meta = s.get(MetaRow, DECAYED_AT)
+    last = float(meta.value) if meta is not None else None
+    running = JobRow.state.in_(_RUN_STATES)
+    wanted = running
+    if last is not None:  # and those that ended since the last charge
+        wanted = running | ((JobRow.end_time >= last - LATE_MARGIN) & JobRow.start_time.isnot(None))
+    cols = (JobRow.state, JobRow.account, JobRow.user, JobRow.qos, JobRow.partition,
+            JobRow.start_time, JobRow.end_time, JobRow.time_limit, JobRow.charged_until,
+            JobRow.alloc)  # fmt: skip
+    out = []
+    for state, account, user, qos, partition, start, end, limit, charged, alloc in s.execute(
+        select(*cols).where(wanted)
+    ):
+        if start is None:
+            continue
+        is_running = state in _RUN_STATES
+        if is_running:
+            until = now
+        elif is_finished(state) and end is not None:
+            until = min(end, now)
+        else:
+            continue
+        allocs = allocs_of(alloc)
+        tres = job_tres(
+            cpus=sum(a.cpus for a in allocs),
+            mem=sum(a.mem for a in allocs),
+            nodes=len(allocs),
+            gpus=sum(len(a.gpus) for a in allocs),
+        )
+        bill = billing(tres, weights.get(partition), max_tres=max_tres)
+        since = max(start, charged) if charged is not None else start
+        uncharged = max(0.0, until - since) * bill * factors.get(qos or "", 1.0)
+        left = 0
+        if state == "RUNNING":
+            if limit is None:
+                left = INFINITE_MINUTES
+            else:
+                left = int(max(0.0, limit * 60 - (now - start)) // 60)
+        out.append(RunningCharge((account or "", user), tres, bill, uncharged, left))
+    return out
+
+
+def with_running_usage(
+    records: Iterable[AssocRecord], runs: Iterable[RunningCharge]
+) -> list[AssocRecord]:
+    """The records with each job's uncharged usage added to its user's row, or to its
+    account's own row when the user has none (no account row: not tracked)."""
+    rows = list(records)
+    known = {(r.account, r.user or "") for r in rows}
+    extra: dict[tuple[str, str], float] = {}
+    for run in runs:
+        key = run.key if run.key in known else (run.key[0], "")
+        if key in known and run.uncharged:
+            extra[key] = extra.get(key, 0.0) + run.uncharged
+    out = []
+    for r in rows:
+        more = extra.get((r.account, r.user or ""), 0.0)
+        if more:
+            r = AssocRecord(r.account, r.user, r.parent, r.shares, r.usage + more)
+        out.append(r)
+    return out
+
+
+def _run_mins(run: RunningCharge, names: list[str]) -> dict[str, int]:
+    counts = {**run.tres, "billing": run.billing}
+    return {n: int(counts.get(n, 0) * run.minutes_left) for n in names}
+
+
+def share_rows(fs: FairShare, runs: list[RunningCharge], names: list[str]) -> list[ShareInfo]:
+    """``ShareRow`` values as wire rows, each with the TRESRunMins of its subtree.
+
+    Rows come depth first, so the subtree of an account row is the run of
+    rows after it that are deeper than it.
+    """
+    per_user: dict[tuple[str, str], dict[str, int]] = {}
+    for run in runs:
+        mins = per_user.setdefault(run.key, dict.fromkeys(names, 0))
+        for name, value in _run_mins(run, names).items():
+            mins[name] += value
+    rows = list(fs.rows)
+    own = [per_user.get((r.account, r.user), {}) if r.user is not None else {} for r in rows]
+    out = []
+    for i, r in enumerate(rows):
+        total = dict.fromkeys(names, 0)
+        j = i
+        while True:
+            for name, value in own[j].items():
+                total[name] += value
+            j += 1
+            if r.user is not None or j >= len(rows) or rows[j].depth <= r.depth:
+                break
+        level_inf = r.level_fs is not None and r.level_fs == float("inf")
+        out.append(
+            ShareInfo(
+                account=r.account,
+                user=r.user,
+                depth=r.depth,
+                raw_shares=r.raw_shares,
+                norm_shares=r.norm_shares,
+                raw_usage=r.raw_usage,
+                norm_usage=r.norm_usage,
+                effective_usage=r.effective_usage,
+                fairshare=r.fairshare,
+                level_fs=None if level_inf else r.level_fs,
+                level_fs_inf=level_inf,
+                tres_run_mins=total,
+            )
+        )
+    return out
