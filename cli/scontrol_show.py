@@ -304,7 +304,7 @@ def partition_lines(part: PartitionInfo) -> list[str]:
     return [
         f"PartitionName={part.name}",
         "AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL",
-        f"AllocNodes=ALL Default={'YES' if part.default else 'NO'} QoS=N/A",
+        f"AllocNodes=ALL Default={'YES' if part.default else 'NO'} QoS={attr(part, 'qos') or 'N/A'}",
         f"DefaultTime={default_time} DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO",
         f"MaxNodes=UNLIMITED MaxTime={timefmt.fmt_limit_fixed(part.max_time)} MinNodes=0 "
         "LLN=NO MaxCPUsPerNode=UNLIMITED",

@@ -31,6 +31,8 @@ import sys
 
 import click
 
+from slurmlite.hostlist import compress_sorted
+
 TYPE_CHECKING = False  # typing is not imported at run time (start-up time)
 if TYPE_CHECKING:
     from typing import Any
@@ -94,7 +96,7 @@ def render(data: dict[str, Any]) -> str:
     if q:
         ahead = q["ahead_on_nodes"]
         lines.append(
-            f"Queue: {_nth(q['position'])} of {q['pending']} pending jobs "
+            f"Queue: {_nth(q['position'])} of {q['pending']} pending job{'s' * (q['pending'] != 1)} "
             f"({_nth(q['partition_position'])} of {q['partition_pending']} in partition "
             f"{data['partition']}); {ahead} eligible job{'s' * (ahead != 1)} ahead of it"
         )
@@ -102,7 +104,7 @@ def render(data: dict[str, Any]) -> str:
     if data["starts_now"]:
         lines.append("Estimated start: now (the next scheduling pass starts it)")
     else:
-        on = f" on {','.join(data['planned_nodes'])}" if data["planned_nodes"] else ""
+        on = f" on {compress_sorted(data['planned_nodes'])}" if data["planned_nodes"] else ""
         lines.append(f"Estimated start: {when(start)}{on}")
     lacking = [n for n in data["nodes"] if n["problems"]]
     if lacking:
@@ -124,7 +126,7 @@ def render(data: dict[str, Any]) -> str:
 
 def _blocker(b: dict[str, Any], when: Any) -> str:
     who = f"job {b['job_id']}" + (f" ({b['user']})" if b["user"] else "")
-    nodes = ",".join(b["nodes"])
+    nodes = compress_sorted(b["nodes"])
     if b["kind"] == "running":
         gpus = (
             f", holding GPU{'s' * (len(b['gpus']) > 1)} {','.join(b['gpus'])}" if b["gpus"] else ""

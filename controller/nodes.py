@@ -426,6 +426,7 @@ class NodeService:
                     total_nodes=len(members),
                     total_mem=sum(r.real_memory for r in members),
                     total_gpus=sum(r.gpus for r in members),
+                    qos=p.qos or None,
                 )
             )
         return out

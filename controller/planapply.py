@@ -58,6 +58,7 @@ from controller.launch import build_launch
 from controller.store.models import JobRow, NodeRow, StepRow
 from slurmlite.hostlist import compress_sorted
 from slurmlite.protocol import LaunchSpec
+from slurmlite.scheduler.backfill import BackfillParams
 from slurmlite.scheduler.passes import main_pass
 from slurmlite.scheduler.snapshot import Plan, Policy, Snapshot
 
@@ -67,8 +68,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("slurmctld.loop")
 
 BACKFILL = "sched/backfill"
-DEFAULT_BF_INTERVAL = 30.0  # seconds (Slurm's default)
-DEFAULT_BF_WINDOW = 1440 * 60.0  # seconds (Slurm's default: one day)
 _TABLE = JobRow.__table__
 
 Launch = tuple[LaunchSpec, AgentAddress]
@@ -89,19 +88,11 @@ class PassState:
 
 def bf_interval(policy: Policy) -> float:
     """Seconds between backfill passes (``SchedulerParameters=bf_interval=N``); -1: none."""
-    try:
-        from slurmlite.scheduler.backfill import BackfillParams
-    except ImportError:  # pragma: no cover - until the backfill pass exists
-        return float(policy.scheduler_parameters.get("bf_interval", DEFAULT_BF_INTERVAL))
     return float(BackfillParams.from_policy(policy).bf_interval)
 
 
 def bf_window(policy: Policy) -> float:
     """Seconds ahead that estimates are shown (``bf_window``, minutes; default 1 day)."""
-    try:
-        from slurmlite.scheduler.backfill import BackfillParams
-    except ImportError:  # pragma: no cover - until the backfill pass exists
-        return DEFAULT_BF_WINDOW
     return float(BackfillParams.from_policy(policy).bf_window) * 60.0
 
 
@@ -122,12 +113,10 @@ def choose_pass(ctl: Controller, state: PassState, now: float) -> tuple[Callable
 def schedule(ctl: Controller, state: PassState) -> list[Launch]:
     """One scheduling pass: decide, record, and the launch orders to send."""
     now = ctl.clock()
-    priorities = getattr(ctl, "priorities", None)
-    if priorities is not None:
-        try:
-            priorities.maybe_recalc(now)
-        except Exception:  # keep scheduling on the old priorities; logged, retried next pass
-            log.exception("event=priority_recalc_failed")
+    try:
+        ctl.priorities.maybe_recalc(now)
+    except Exception:  # keep scheduling on the old priorities; logged, retried next pass
+        log.exception("event=priority_recalc_failed")
     run, full = choose_pass(ctl, state, now)
     marks: snapshot.Marks = {}
     snap, current = snapshot.take(ctl.db, ctl.cfg, ctl.nodes, now, state.pending, marks)

@@ -52,7 +52,7 @@ from controller.priority_facts import (
     load_accounting,
     request_tres,
 )
-from controller.store.models import AssocRow, JobRow
+from controller.store.models import JobRow
 from controller.usage_charge import ChargeReport, UsageSettings, charge_usage
 from slurmlite.config import Config
 from slurmlite.scheduler.billing import tres_sort_key
@@ -221,10 +221,7 @@ class PriorityService:
         return self._current().fairshare
 
     def _records(self, s: Session) -> list[AssocRecord]:
-        accounts = getattr(self.ctl, "accounts", None)
-        if accounts is not None and hasattr(accounts, "records"):
-            return list(accounts.records(s))
-        return assoc_records(s)
+        return list(self.ctl.accounts.records(s))
 
     def _compute_fairshare(self, s: Session) -> FairShare:
         tree = tree_from_records(self._records(s))
@@ -367,17 +364,3 @@ class PriorityService:
 def _assoc_priority(facts: PolicyFacts, account: str, user: str) -> int:
     prio = facts.assoc_priority.get((account, user))
     return prio if prio is not None else facts.assoc_priority.get((account, ""), 0)
-
-
-def assoc_records(s: Session) -> list[AssocRecord]:
-    """The association tree's rows with their usage, straight from the ``assocs`` table."""
-    return [
-        AssocRecord(
-            account=r.account,
-            user=r.user or None,
-            parent=r.parent,
-            shares=r.shares,
-            usage=float(r.raw_usage or 0.0),
-        )
-        for r in s.scalars(select(AssocRow))
-    ]

@@ -95,7 +95,7 @@ def enforce_limits(cfg: Config) -> bool:
     """Are QOS limits enforced?  ``Policy.enforce_limits``, the one rule the passes
     follow too: yes unless ``AccountingStorageEnforce`` is set without limits
     (slurmlite's default is on; Slurm's is off)."""
-    return bool(getattr(Policy.from_config(cfg), "enforce_limits", True))
+    return Policy.from_config(cfg).enforce_limits
 
 
 def qos_limits(row: QosRow) -> QosLimits:
@@ -354,5 +354,5 @@ _per_db: weakref.WeakKeyDictionary[Database, SubmitLimits] = weakref.WeakKeyDict
 def _partition_qos(cfg: Config, partition: str | None) -> str | None:
     for p in cfg.partitions:
         if p.name == partition:
-            return getattr(p, "qos", None) or None
+            return p.qos or None
     return None

@@ -17,13 +17,14 @@ end_time=1600, allocs=(NodeAlloc("n1", 2, 2000, []),)),), ...)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import select
 
 from controller.convert import allocs_of, split_list
 from controller.nodes import NodeService
+from controller.qoslimits import load_qos
 from controller.store.db import Database
 from controller.store.models import JobRow
 from slurmlite.config import Config
@@ -34,12 +35,6 @@ from slurmlite.scheduler.snapshot import (
     RunningJob,
     Snapshot,
 )
-
-_load_qos: Callable[[Any], Mapping[str, Any]] | None
-try:  # the QOS table (controller.qoslimits); without it, no QOS limits apply
-    from controller.qoslimits import load_qos as _load_qos
-except ImportError:  # pragma: no cover - only while that module does not exist
-    _load_qos = None
 
 
 def pending_job(row: JobRow) -> PendingJob:
@@ -259,7 +254,7 @@ def take(
             # what holds resources, as NodeService.usage() counts it
             held = (JobRow.state == "RUNNING") | (JobRow.flags == "COMPLETING")
             running_rows = conn.execute(select(*RUNNING_COLUMNS).where(held)).all()
-            qos = _load_qos(s) if _load_qos is not None else {}
+            qos = load_qos(s)
     if cache is not None:
         pending, running = cache.jobs(rows), cache.running(running_rows)  # type: ignore[arg-type]
     else:

@@ -28,7 +28,6 @@ t=1000; at t=1200, ``sbatch --test-only -n1`` -> "Job 23 to start at
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +36,9 @@ from controller.snapshot import pending_job
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.hostlist import compress
-from slurmlite.scheduler.passes import main_pass, queue_order
-from slurmlite.scheduler.snapshot import Plan, Policy, Snapshot
+from slurmlite.scheduler.backfill import backfill_pass
+from slurmlite.scheduler.passes import queue_order
+from slurmlite.scheduler.snapshot import Policy, Snapshot
 from slurmlite.timefmt import fmt_timestamp
 
 if TYPE_CHECKING:
@@ -51,14 +51,6 @@ _ERRORS = {
 }
 
 
-def _full_pass() -> Callable[[Snapshot, Policy], Plan]:
-    try:
-        from slurmlite.scheduler.backfill import backfill_pass
-    except ImportError:  # pragma: no cover - until the backfill pass exists
-        return main_pass
-    return backfill_pass  # type: ignore[no-any-return]
-
-
 def test_only_message(
     validator: SubmitValidator, job_id: int, values: dict[str, Any], now: float
 ) -> str:
@@ -66,7 +58,7 @@ def test_only_message(
     row = SimpleNamespace(**values)  # read as pending_job reads a job row
     probe = dataclasses.replace(pending_job(row), held=None, begin_time=None)
     snap, _ = snapshot.take(validator.nodes.db, validator.cfg, validator.nodes, now, extra=(probe,))
-    plan = _full_pass()(snap, _examining(snap, probe.job_id, validator.policy))
+    plan = backfill_pass(snap, _examining(snap, probe.job_id, validator.policy))
     part = values["partition"]
     start = next((s for s in plan.starts if s.job_id == job_id), None)
     if start is not None:

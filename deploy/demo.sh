@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make demo`: a 2-node local cluster with 4 fake GPUs per node, three example jobs,
-# what squeue/sinfo/sacct show, then the cluster is stopped (KEEP=1 keeps it running).
+# what squeue/sinfo/sacct show, why the big one waits (slurmlite explain), then the cluster is stopped (KEEP=1 keeps it running).
 set -euo pipefail
 DIR=${DEMO_DIR:-$PWD/demo-cluster}
 
@@ -30,6 +30,13 @@ say "sbatch --job-name=big-job -N 2 --exclusive ...  -> job $big (waits for reso
 sleep 1
 run squeue
 run sinfo
+# the backfill pass (every second here) plans the waiting job: when and where it will start
+for _ in $(seq 40); do
+  [ "$(squeue -h -j "$big" -o %S)" != "N/A" ] && break
+  sleep 0.25
+done
+run squeue --start
+run slurmlite explain "$big"
 say "waiting for the queue to drain"
 for _ in $(seq 120); do
   [ -z "$(squeue -h -o %i)" ] && break

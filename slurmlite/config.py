@@ -57,10 +57,8 @@ from slurmlite.conftext import (
 from slurmlite.conftext import read_file as _read_file
 from slurmlite.gresconf import GresConf, autodetect_for_node, gres_for_node, parse_gres_spec
 
-__all__ = [
-    "Config", "ConfigError", "GresConf", "NodeConf", "PartitionConf", "autodetect_for_node",
-    "config_items", "gres_for_node", "load_config", "parse_config",
-]  # fmt: skip
+__all__ = ["Config", "ConfigError", "GresConf", "NodeConf", "PartitionConf", "autodetect_for_node",
+           "gres_for_node", "load_config", "parse_config"]  # fmt: skip
 SLURM_VERSION = "22.05.8"
 AUTH_TYPES = ("auth/local", "auth/munge", "auth/jwt")
 NODE_STATES = ("UNKNOWN", "IDLE", "DOWN", "DRAIN", "FAIL", "FAILING", "FUTURE", "CLOUD")
@@ -466,33 +464,3 @@ def load_config(path: str | None = None, env: Mapping[str, str] | None = None) -
     gres_path = os.path.join(os.path.dirname(os.path.abspath(path)), "gres.conf")
     gres_text = _read_file(gres_path, "gres.conf") if os.path.exists(gres_path) else None
     return parse_config(text, path, gres_text=gres_text)
-
-
-def config_items(cfg: Config) -> list[tuple[str, str]]:
-    """``scontrol show config`` lines as ``(Key, value)``: Slurm's names and formats,
-    sorted by name as Slurm prints them, then the slurmlite extensions."""
-    import pwd
-
-    items = {"SLURM_CONF": cfg.path, "SLURM_VERSION": SLURM_VERSION}
-    for key, attr, kind in GLOBAL_KEYS.values():
-        value = getattr(cfg, attr)
-        if isinstance(value, dict):
-            value = ",".join(k if v == "" else f"{k}={v}" for k, v in value.items())
-        elif isinstance(value, list):
-            value = ",".join(value)
-        elif kind in ("sec", "fsec"):  # 300 -> "300 sec", 0.5 -> "0.5 sec"
-            value = f"{value if isinstance(value, int) else format(value, 'g')} sec"
-        items[key] = "(null)" if value in (None, "") else str(value)
-    host = items.pop("SlurmctldHost")
-    items["SlurmctldHost[0]"] = host if cfg.control_addr == host else f"{host}({cfg.control_addr})"
-    items["DefMemPerCPU"] = str(cfg.def_mem_per_cpu or "UNLIMITED")
-    gpu_mem = items.pop("DefMemPerGPU")
-    items["JobDefaults"] = f"DefMemPerGPU={gpu_mem}" if cfg.def_mem_per_gpu else "(null)"
-    items.update((k, str(cfg.priority_weights[k[14:].lower()])) for k in PRIORITY_WEIGHT_KEYS)
-    items["SelectTypeParameters"] = cfg.select_type_parameters.upper()
-    try:  # Slurm shows the user with its uid: slurm(64030)
-        items["SlurmUser"] += f"({pwd.getpwnam(cfg.slurm_user).pw_uid})"
-    except KeyError:
-        pass
-    items["SlurmliteStoreURL"] = re.sub(r"(://[^:/@]*:)[^@/]*@", r"\1****@", cfg.store_url)
-    return sorted(items.items(), key=lambda kv: (kv[0].startswith("Slurmlite"), kv[0].lower()))

@@ -287,6 +287,7 @@ class PartitionInfo:
     total_nodes: int = 0
     total_mem: int = 0
     total_gpus: int = 0
+    qos: str | None = None  # the partition's QOS= (its limits apply to its jobs)
 
 
 # ------------------------------------------------------------ job actions

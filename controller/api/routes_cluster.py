@@ -25,7 +25,7 @@ from controller.api.schemas import (
     WhoAmI,
 )
 from slurmlite import errors
-from slurmlite.config import config_items
+from slurmlite.config_show import config_items
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import (
     CompletionAck,

@@ -46,7 +46,7 @@ from controller.api.deps import Ctl, UserCaller
 from controller.api.schemas import SharesAnswerModel
 from controller.context import Controller
 from controller.convert import allocs_of
-from controller.store.models import AssocRow, JobRow, MetaRow, QosRow
+from controller.store.models import JobRow, MetaRow, QosRow
 from controller.usage_charge import DECAYED_AT, LATE_MARGIN
 from slurmlite.protocol import to_dict
 from slurmlite.protocol_policy import ShareInfo, SharesAnswer
@@ -58,7 +58,6 @@ from slurmlite.scheduler.billing import (
     parse_tres_weights,
 )
 from slurmlite.scheduler.fairshare import (
-    ROOT,
     AssocRecord,
     FairShare,
     compute_fairshare,
@@ -103,7 +102,7 @@ def share_table(s: Session, ctl: Controller, now: float) -> SharesAnswer:
     """The answer of ``GET /v1/shares`` (module doc, steps 1-4)."""
     cfg = ctl.cfg
     runs = running_charges(s, ctl, now)
-    records = with_running_usage(association_records(s, ctl), runs)
+    records = with_running_usage(ctl.accounts.records(s), runs)
     flags = {f.upper() for f in cfg.priority_flags}
     fair_tree = "NO_FAIR_TREE" not in flags
     fs = compute_fairshare(
@@ -114,23 +113,6 @@ def share_table(s: Session, ctl: Controller, now: float) -> SharesAnswer:
     gpus = "gpu" in cfg.gres_types or any(node.gpus for node in cfg.nodes)
     names = [*BUILTIN_TRES, *(["gres/gpu"] if gpus else [])]
     return SharesAnswer(fair_tree=fair_tree, now=now, rows=share_rows(fs, runs, names))
-
-
-def association_records(s: Session, ctl: Controller) -> list[AssocRecord]:
-    """The accounts service's records; straight from the ``assocs`` table without one."""
-    accounts = getattr(ctl, "accounts", None)
-    if accounts is not None and hasattr(accounts, "records"):
-        return list(accounts.records(s))
-    return [
-        AssocRecord(
-            account=r.account,
-            user=r.user or None,
-            parent=r.parent if r.account != ROOT else None,
-            shares=r.shares,
-            usage=r.raw_usage or 0.0,
-        )
-        for r in s.scalars(select(AssocRow))
-    ]
 
 
 def running_charges(s: Session, ctl: Controller, now: float) -> list[RunningCharge]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
 from sqlalchemy import delete
 
 from controller import qoslimits
@@ -136,21 +135,6 @@ def test_load_qos_reads_the_table_and_its_tres_limits(harness):
         assert "gone" not in qoslimits.load_qos(s)
 
 
-def _scheduler_applies_limits() -> bool:
-    """Do the passes consult LimitTracker yet (the backfill/loop integration of issue 6)?"""
-    import inspect
-
-    from slurmlite.scheduler import passes
-
-    try:
-        from slurmlite.scheduler import backfill
-    except ImportError:
-        backfill = None  # type: ignore[assignment]
-    sources = [inspect.getsource(passes)] + ([inspect.getsource(backfill)] if backfill else [])
-    return any("LimitTracker" in text for text in sources)
-
-
-@pytest.mark.skipif(not _scheduler_applies_limits(), reason="passes do not use LimitTracker yet")
 def test_a_user_over_max_jobs_per_user_waits_with_slurms_reason(harness):
     # MaxJobsPerUser=1: alice's first job starts, her second waits with
     # QOSMaxJobsPerUserLimit and does not block bob's job behind it
@@ -177,3 +161,17 @@ def test_a_partition_qos_counts_every_job_of_the_partition_at_submit(harness):
     assert "job_id" in h.submit(partition="long", time_limit=10)
     assert refused(h.post_job(partition="long", time_limit=10))
     assert "job_id" in h.submit(partition="debug")
+
+
+def test_a_partition_qos_limit_holds_jobs_back_in_the_pass(harness):
+    # long's QOS longq: MaxJobsPerUser=1.  alice's two jobs in long (QOS normal): the
+    # first runs, the second waits with longq's reason; her job in debug is not limited.
+    h = harness
+    set_qos(h, "longq", max_jobs_pu=1)
+    h.ctl.cfg.partition("long").qos = "longq"
+    l1, l2 = (h.submit(partition="long", ntasks=1, mem_per_cpu=100)["job_id"] for _ in range(2))
+    d1 = h.submit(partition="debug", ntasks=1, mem_per_cpu=100)["job_id"]
+    h.tick()
+    assert h.job(l1)["state"] == "RUNNING"
+    assert (h.job(l2)["state"], h.job(l2)["reason"]) == ("PENDING", "QOSMaxJobsPerUserLimit")
+    assert h.job(d1)["state"] == "RUNNING"

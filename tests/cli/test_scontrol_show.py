@@ -219,6 +219,11 @@ def test_partition_limits_in_the_fixed_style():
     assert " MaxTime=00:30:00 " in lines[4] and lines[8].startswith("State=DOWN")
 
 
+def test_partition_shows_its_qos():
+    part = PartitionInfo("gpu", ["n1"], False, None, None, "UP", qos="gpuq")
+    assert show.partition_lines(part)[2].endswith(" QoS=gpuq")  # N/A without one (golden)
+
+
 def test_config_listing():
     text = show.config_text([("ClusterName", "anchor"), ("MinJobAge", "300 sec")], NOW)
     assert text == (

@@ -17,10 +17,10 @@ from slurmlite.config import (
     PARTITION_KEYS,
     Config,
     ConfigError,
-    config_items,
     load_config,
     parse_config,
 )
+from slurmlite.config_show import config_items
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "deploy" / "slurm.conf.example"
@@ -439,6 +439,9 @@ def test_config_items_use_slurms_names_and_formats():
     assert shown["SelectType"] == "select/cons_tres"
     assert shown["SelectTypeParameters"] == "CR_CORE_MEMORY"
     assert shown["PriorityType"] == "priority/multifactor"
+    # durations kept in minutes print as Slurm's D-HH:MM:SS; booleans as Yes/No
+    assert (shown["PriorityMaxAge"], shown["PriorityDecayHalfLife"]) == ("7-00:00:00",) * 2
+    assert (shown["PriorityCalcPeriod"], shown["PriorityFavorSmall"]) == ("00:05:00", "No")
     assert shown["AuthType"] == "auth/local"
     assert shown["SLURM_CONF"] == "/etc/slurm/slurm.conf"
     assert shown["SLURM_VERSION"] == "22.05.8"
