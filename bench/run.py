@@ -10,6 +10,7 @@ Benchmarks, cheapest first (``--only`` takes these names)::
     queue       squeue with 1,000 and 10,000 pending jobs (fills the queue: the slow one)
     schedpass   one full scheduling pass (priorities, main pass, backfill) over 1,000 nodes,
                 2,000 running and 1,000 / 10,000 / 100,000 pending jobs, no daemons
+    wakeup      submission -> scheduling pass start, the real loop of an in-process controller
 
 Each prints its figures, with how they were measured and what real Slurm
 22.05 measured on this kind of machine (the issue's reference); the summary
@@ -43,6 +44,7 @@ from bench.latency import latency
 from bench.schedpass import schedpass
 from bench.steps import steps
 from bench.throughput import api, end_to_end
+from bench.wakeup import wakeup
 
 Benchmark = Callable[[bool, Callable[[str], None]], list[Figure]]
 
@@ -54,6 +56,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "throughput": end_to_end,
     "queue": queue,
     "schedpass": schedpass,
+    "wakeup": wakeup,
 }
 
 # figure key -> the Slurm 22.05 column of the summary table
@@ -72,6 +75,8 @@ REFERENCE = {
     "schedpass-all": "-",
     "schedpass-1k": "-",
     "schedpass-100k": "-",
+    "wakeup-100": "3 s (batch_sched_delay)",
+    "wakeup-1000": "3 s (batch_sched_delay)",
 }
 
 

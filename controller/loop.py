@@ -93,6 +93,8 @@ class SchedulerLoop:
         self._state = planapply.PassState()  # caches, last full pass, its snapshot and plan
         self._first_event: float | None = None  # monotonic time of the first unserved wake()
         self.wake_latency: float | None = None  # event -> pass start of the last woken pass
+        self.wake_idle = True  # that event found the loop idle (not during a pass)
+        self.woken = 0  # passes started for an event
 
     @property
     def last_snapshot(self) -> Snapshot | None:
@@ -136,6 +138,8 @@ class SchedulerLoop:
             began = time.monotonic()
             if first is not None:
                 self.wake_latency = began - first
+                self.wake_idle = first >= self._last_end
+                self.woken += 1
             try:
                 for delivery in await self._pass():
                     # delivered in the background: the next pass need not wait for

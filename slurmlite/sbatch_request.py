@@ -125,7 +125,7 @@ class SbatchCommand:
         return from_dict(JobSubmit, self.fields)
 
 
-class _Options:
+class Options:
     """Option values as the passes set them (None: not given)."""
 
     def __init__(self, cwd: str, verbose: int = 0) -> None:
@@ -160,13 +160,13 @@ class _Options:
             self.mem_source[key] = "env" if occ.source == "env" else "cli"
 
 
-_Parser = Callable[[str | None, "_Options"], object]
+_Parser = Callable[[str | None, "Options"], object]
 
 
 def _via(parse: Callable[[str], object], message: str = "", code: int = 255) -> _Parser:
     """Run a resources parser; its ValueError becomes Slurm's error line."""
 
-    def run(value: str | None, _opts: _Options) -> object:
+    def run(value: str | None, _opts: Options) -> object:
         try:
             return parse(value or "")
         except ValueError as exc:
@@ -175,7 +175,7 @@ def _via(parse: Callable[[str], object], message: str = "", code: int = 255) -> 
     return run
 
 
-def _exclusive(value: str | None, _opts: _Options) -> bool:
+def _exclusive(value: str | None, _opts: Options) -> bool:
     word = (value or "exclusive").lower()
     if word in ("exclusive", "oversubscribe"):
         return word == "exclusive"
@@ -184,13 +184,13 @@ def _exclusive(value: str | None, _opts: _Options) -> bool:
     raise sbatch_error("Invalid --exclusive specification", code=255)
 
 
-def _gres(value: str | None, _opts: _Options) -> str:
+def _gres(value: str | None, _opts: Options) -> str:
     if (value or "").lower() in ("help", "list"):
         raise sbatch_error("--gres=help is not supported yet")
     return value or ""
 
 
-def _signal(value: str | None, _opts: _Options) -> tuple[int, int, str]:
+def _signal(value: str | None, _opts: Options) -> tuple[int, int, str]:
     try:
         number, seconds, flags = resources.parse_signal_warning(value or "")
     except ValueError as exc:
@@ -241,7 +241,7 @@ def build_submit(
     itself.  Raises :class:`SbatchError` / ``CommandLineError``.
     """
     del uid_name  # the controller learns the user from authentication
-    first = _Options(cwd)
+    first = Options(cwd)
     getopt = Getopt(SBATCH, argv)
     cli: list[Occurrence] = []
     for occ in getopt:
@@ -257,7 +257,7 @@ def build_submit(
         raise sbatch_error("Script arguments not permitted with --wrap option")
     script = load_script(args, wrap if isinstance(wrap, str) else None, cwd, env, read_stdin)
 
-    opts = _Options(cwd, verbose=first.verbose)
+    opts = Options(cwd, verbose=first.verbose)
     directives = scan(script.text, script.label, PROG)
     words = Getopt(SBATCH, directives.tokens, source="directive")
     for occ in words:
@@ -293,7 +293,7 @@ def _fatal(text: str) -> SbatchError:
     return SbatchError([f"{PROG}: fatal: {text}"], 1)
 
 
-def _check_memory(opts: _Options) -> None:
+def check_memory(opts: Options) -> None:
     """At most one memory option from the script/command line; env loses."""
     given = [k for k in _MEM_KEYS if k in opts.values and opts.mem_source.get(k) == "cli"]
     from_env = [k for k in _MEM_KEYS if k in opts.values and opts.mem_source.get(k) == "env"]
@@ -322,7 +322,7 @@ def _hosts(text: str, cwd: str) -> list[str]:
         raise sbatch_error("Batch job submission failed: Invalid node name specified") from None
 
 
-def _gpu_fields(opts: _Options) -> dict[str, object]:
+def gpu_fields(opts: Options) -> dict[str, object]:
     texts = [opts.get(k) for k in ("gres", "gpus_per_node", "gpus")]
     try:
         return resources.gpu_fields(*(t if isinstance(t, str) else None for t in texts))
@@ -330,7 +330,7 @@ def _gpu_fields(opts: _Options) -> dict[str, object]:
         raise sbatch_error(str(exc)) from None
 
 
-def _geometry(opts: _Options, cwd: str, warnings: list[str]) -> dict[str, object]:
+def task_geometry(opts: Options, cwd: str, warnings: list[str]) -> dict[str, object]:
     """Node and task counts after sbatch's adjustments (see the docstring)."""
     get = opts.get
     exc_nodes = _hosts(str(get("exclude")), cwd) if get("exclude") else []
@@ -364,7 +364,7 @@ def _geometry(opts: _Options, cwd: str, warnings: list[str]) -> dict[str, object
     }
 
 
-def _echo_env(opts: _Options, ntasks: object, env: Mapping[str, str]) -> dict[str, str]:
+def echo_env(opts: Options, ntasks: object, env: Mapping[str, str]) -> dict[str, str]:
     """The SLURM_* variables Slurm's batch environment echoes from options."""
     get = opts.get
     echo = {
@@ -389,7 +389,7 @@ def _echo_env(opts: _Options, ntasks: object, env: Mapping[str, str]) -> dict[st
 
 
 # option key -> JobSubmit field, copied when given
-_COPIED = {
+COPIED = {
     "partition": "partition",
     "account": "account",
     "qos": "qos",
@@ -410,7 +410,7 @@ _COPIED = {
 
 
 def _finish(
-    opts: _Options,
+    opts: Options,
     script: BatchScript,
     command: SbatchCommand,
     env: Mapping[str, str],
@@ -419,11 +419,11 @@ def _finish(
     umask: int | None,
 ) -> dict[str, Any]:
     """The checks sbatch makes after the passes, then the request itself."""
-    _check_memory(opts)
+    check_memory(opts)
     if command.quiet and command.verbose:
         raise sbatch_error("don't specify both --verbose (-v) and --quiet (-Q)")
-    geometry = _geometry(opts, cwd, command.warnings)
-    gpu = _gpu_fields(opts)
+    geometry = task_geometry(opts, cwd, command.warnings)
+    gpu = gpu_fields(opts)
     if script.size > MAX_SCRIPT_BYTES:
         raise sbatch_error(TOO_LONG)
     if command.script_args:
@@ -450,11 +450,11 @@ def _finish(
         test_only=command.test_only,
         command=script.command,
         umask=f"{umask:04o}" if umask is not None else None,
-        echo_env=_echo_env(opts, geometry["ntasks"], env),
+        echo_env=echo_env(opts, geometry["ntasks"], env),
         **geometry,
         **gpu,
     )
-    for key, attr in _COPIED.items():
+    for key, attr in COPIED.items():
         if get(key) is not None:
             submit[attr] = get(key)
     warning = get("signal")

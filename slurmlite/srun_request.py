@@ -40,12 +40,12 @@ from collections.abc import Mapping
 from slurmlite import resources
 from slurmlite.getopt import CommandLineError, Getopt, Occurrence, env_occurrences
 from slurmlite.sbatch_request import (
-    _COPIED,
-    _check_memory,
-    _echo_env,
-    _geometry,
-    _gpu_fields,
-    _Options,
+    COPIED,
+    Options,
+    check_memory,
+    echo_env,
+    gpu_fields,
+    task_geometry,
 )
 from slurmlite.srun_options import SALLOC, SRUN
 
@@ -135,7 +135,7 @@ def io_mode(text: str | None) -> tuple[str, int | None]:
 
 def _parse(
     table: OptionTable, argv: list[str], env: Mapping[str, str], cwd: str
-) -> tuple[SrunCommand, _Options, list[Occurrence]]:
+) -> tuple[SrunCommand, Options, list[Occurrence]]:
     """getopt + variables, folded with sbatch's rules (early return for --help etc.)."""
     prog = table.prog
     command = SrunCommand(prog)
@@ -144,7 +144,7 @@ def _parse(
     try:
         for occ in getopt:
             if occ.spec.key in ("help", "usage", "version"):
-                return SrunCommand(prog, occ.spec.key), _Options(cwd), []
+                return SrunCommand(prog, occ.spec.key), Options(cwd), []
             cli.append(occ)
     except CommandLineError as exc:
         raise _retitled(exc, prog) from None
@@ -162,7 +162,7 @@ def _parse(
             for o in from_env
             if o.written not in _ALLOCATION_ECHOES and not (shaped and o.spec.key == "ntasks")
         ]
-    opts = _Options(cwd)
+    opts = Options(cwd)
     try:
         for occ in [*from_env, *cli]:
             opts.apply(occ)
@@ -175,7 +175,7 @@ def _parse(
 
 def _allocation(
     command: SrunCommand,
-    opts: _Options,
+    opts: Options,
     env: Mapping[str, str],
     cwd: str,
     hostname: str,
@@ -185,9 +185,9 @@ def _allocation(
     """The JobSubmit fields of an allocation (``allocation=True``, no script)."""
     prog = command.prog
     try:
-        _check_memory(opts)
-        geometry = _geometry(opts, cwd, command.warnings)
-        gpu = _gpu_fields(opts)
+        check_memory(opts)
+        geometry = task_geometry(opts, cwd, command.warnings)
+        gpu = gpu_fields(opts)
     except CommandLineError as exc:
         raise _retitled(exc, prog) from None
     command.warnings[:] = [_retitle(line, prog) for line in command.warnings]
@@ -217,11 +217,11 @@ def _allocation(
         time_unlimited="time" in opts.values and opts.get("time") is None,
         exclusive=bool(opts.get("exclusive")),
         umask=f"{umask:04o}" if umask is not None else None,
-        echo_env=_echo_env(opts, geometry["ntasks"], env),
+        echo_env=echo_env(opts, geometry["ntasks"], env),
         **geometry,
         **gpu,
     )
-    for key, attr in _COPIED.items():
+    for key, attr in COPIED.items():
         if key not in _STEP_IO and opts.get(key) is not None:
             submit[attr] = opts.get(key)
     return submit
@@ -234,7 +234,7 @@ def _gpus(prog: str, text: str) -> int:
         raise _error(prog, str(exc)) from None
 
 
-def _step_gpus(prog: str, opts: _Options) -> dict[str, int | None]:
+def _step_gpus(prog: str, opts: Options) -> dict[str, int | None]:
     per_node = opts.get("gpus_per_node")
     gres = opts.get("gres")
     count = None
@@ -253,7 +253,7 @@ def _step_gpus(prog: str, opts: _Options) -> dict[str, int | None]:
     }
 
 
-def _io(command: SrunCommand, opts: _Options) -> dict[str, Any]:
+def _io(command: SrunCommand, opts: Options) -> dict[str, Any]:
     """The step's std_out/std_err/std_in/stdin_task and srun's stream filters."""
     out = opts.get("output")
     err = opts.get("error", out)
@@ -274,7 +274,7 @@ def _io(command: SrunCommand, opts: _Options) -> dict[str, Any]:
     }
 
 
-def _step(command: SrunCommand, opts: _Options, cwd: str, cli_keys: set[str]) -> dict[str, Any]:
+def _step(command: SrunCommand, opts: Options, cwd: str, cli_keys: set[str]) -> dict[str, Any]:
     """The StepRequest fields but ``environment``."""
     prog, get = command.prog, opts.get
     distribution = str(get("distribution") or "block").lower()
