@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any
 
 SCHEDULER_TYPES: Mapping[str, str] = {
@@ -46,7 +47,9 @@ class UnknownPluginError(ValueError):
     """slurm.conf names a policy slurmlite does not have."""
 
 
-def _resolve(table: Mapping[str, str], key: str, name: str) -> Callable[..., Any]:
+@cache  # once per name: submissions ask for the priority plugin thousands of times a second
+def _resolve(key: str, name: str) -> Callable[..., Any]:
+    table = SCHEDULER_TYPES if key == "SchedulerType" else PRIORITY_TYPES
     path = table.get(name)
     if path is None:
         known = ", ".join(sorted(table))
@@ -57,9 +60,9 @@ def _resolve(table: Mapping[str, str], key: str, name: str) -> Callable[..., Any
 
 def scheduler_for(name: str) -> Callable[..., Any]:
     """The pass for ``SchedulerType=name``: ``(Snapshot, Policy) -> Plan``."""
-    return _resolve(SCHEDULER_TYPES, "SchedulerType", name)
+    return _resolve("SchedulerType", name)
 
 
 def priority_for(name: str) -> Callable[..., Any]:
     """The priority function for ``PriorityType=name`` (see ``priority.py``)."""
-    return _resolve(PRIORITY_TYPES, "PriorityType", name)
+    return _resolve("PriorityType", name)
