@@ -119,7 +119,9 @@ class JobSignals:
     async def terminate_async(
         self, kill_wait: float, message: str | None = None, unkillable_wait: float = 5.0
     ) -> bool:
-        steps = self._terminate_steps(kill_wait, message, unkillable_wait)
+        if message:  # written as the user by a short process: not on the event loop
+            await asyncio.to_thread(self.write_stderr, message)
+        steps = self._terminate_steps(kill_wait, None, unkillable_wait)
         while (pause := next(steps)) is not None:
             await asyncio.sleep(pause)
         return self._group_gone

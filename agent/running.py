@@ -95,6 +95,9 @@ class RunningJob(JobSignals):
         self.ended: float | None = None
         self.status: int | None = None
         self.done = False
+        # lines for the job's stderr found while finishing (the OOM notice): written by
+        # ``wait``/``wait_async`` (in a thread there: writing as the user may take a while)
+        self.notices: list[str] = []
         self._wrapper = wrapper
         if start_ticks is None and (info := stat_of(pid)):
             start_ticks = info[2]
@@ -167,6 +170,7 @@ class RunningJob(JobSignals):
         )
         if not job._wrapper_live() and not job._job_live():
             job._finish()
+            job.flush_notices()
         return job
 
     # ------------------------------------------------------------ watching
@@ -227,7 +231,7 @@ class RunningJob(JobSignals):
         self.status = SIG_OOM
         write_status(self.job_dir, SIG_OOM, self.restarts, OOM_REASON)
         where = f"slurmstepd-{self.node}" if self.node else "slurmstepd"
-        self.write_stderr(
+        self.notices.append(
             f"{where}: error: Detected {kills} oom-kill event(s) in StepId={self.job_id}.batch. "
             "Some of your processes may have been killed by the cgroup out-of-memory handler."
         )
@@ -276,7 +280,13 @@ class RunningJob(JobSignals):
             else:
                 select.select([fd], [], [], timeout)
         self._close_fds()
+        self.flush_notices()
         return self.status
+
+    def flush_notices(self) -> None:
+        """Append the notices found while finishing to the job's stderr, in order."""
+        while self.notices:
+            self.write_stderr(self.notices.pop(0))
 
     async def wait_async(self) -> int | None:
         """``wait`` for asyncio: pidfds watched by the loop, else polling."""
@@ -295,6 +305,8 @@ class RunningJob(JobSignals):
             finally:
                 loop.remove_reader(fd)
         self._close_fds()
+        if self.notices:  # before the status is reported, off the event loop
+            await asyncio.to_thread(self.flush_notices)
         return self.status
 
 
