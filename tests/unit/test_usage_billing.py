@@ -4,12 +4,13 @@ usage.py): TRESBillingWeights, PriorityDecayHalfLife, PriorityUsageResetPeriod."
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slurmlite.config import parse_config
+from slurmlite.config import load_config, parse_config
 from slurmlite.scheduler.billing import (
     TresWeightError,
     billing,
@@ -169,3 +170,13 @@ def test_reset_and_decay_settings_come_from_slurm_conf():
     bare = parse_config("")
     assert (bare.priority_decay_half_life, bare.priority_usage_reset_period) == (10080, "NONE")
     assert bare.priority_calc_period == 5
+
+
+def test_the_gpu_lab_example_config_charges_gpus_most():
+    # deploy/slurm.conf.example's gpu partition: TRESBillingWeights=CPU=1.0,Mem=0.25G,GRES/gpu=8.0
+    # a job of 4 CPUs, 16000 MiB and 2 GPUs: 4 + 16000 x 0.25/1024 + 2 x 8 = 23.90625 a second
+    example = Path(__file__).resolve().parents[2] / "deploy" / "slurm.conf.example"
+    gpu = load_config(str(example)).partition("gpu")
+    weights = parse_tres_weights(gpu.tres_billing_weights)
+    assert billing(job_tres(cpus=4, mem=16000, gpus=2), weights) == pytest.approx(23.90625)
+    assert billing(job_tres(cpus=4, mem=16000), weights) == pytest.approx(7.90625)  # no GPUs
