@@ -61,6 +61,20 @@ def print_version(stream: TextIO | None = None) -> None:
     print(VERSION, file=stream or sys.stdout)
 
 
+def answered_info(
+    opts: ParsedOptions, help_text: str, usage_text: str | None = None, end: str = "\n"
+) -> bool:
+    """``--help`` (or ``--usage`` where the command has it), else ``--version``: print it
+    and return True (the command then exits 0 without doing anything else)."""
+    if opts.flag("help") or (usage_text is not None and opts.flag("usage")):
+        print(help_text if opts.flag("help") else usage_text, end=end)
+        return True
+    if opts.flag("version"):
+        print_version()
+        return True
+    return False
+
+
 def current_umask() -> int:
     """The process's umask (read by setting it, then put back): jobs inherit it."""
     mask = os.umask(0o022)

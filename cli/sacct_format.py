@@ -131,7 +131,7 @@ def parse_fields(text: str) -> list[Column]:
         if not item:
             break
         name, pct, width_text = item.partition("%")
-        width = _atoi(width_text) if pct else None
+        width = atoi(width_text) if pct else None
         if "all".startswith(name.lower()):
             for i in range(len(FIELDS)):
                 chosen.append(i)
@@ -153,7 +153,8 @@ def parse_fields(text: str) -> list[Column]:
     return [Column(FIELDS[i][0], widths.get(i, FIELDS[i][1]), FIELDS[i][2]) for i in chosen]
 
 
-def _atoi(text: str) -> int:
+def atoi(text: str) -> int:
+    """C's ``atoi``: the leading integer of ``text`` (``"12x"`` -> 12, ``"x"`` -> 0)."""
     text = text.lstrip()
     sign = -1 if text.startswith("-") else 1
     digits = text[1:] if text[:1] in "+-" and text else text

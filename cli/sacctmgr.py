@@ -32,7 +32,14 @@ from __future__ import annotations
 import sys
 
 from cli import sacctmgr_format as fmt
-from cli.common import argv_or_default, command_lines, get_client, parse_options, print_version
+from cli.common import (
+    answered_info,
+    argv_or_default,
+    command_lines,
+    get_client,
+    parse_options,
+    print_version,
+)
 from cli.sacctmgr_args import ArgError, keyword, parse_words
 from slurmlite import errors
 from slurmlite.errors import SlurmError
@@ -378,11 +385,7 @@ def interactive(session: Session) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_options(TABLE, argv_or_default(argv))
-    if args.flag("help"):
-        print(HELP, end="")
-        return 0
-    if args.flag("version"):
-        print_version()
+    if answered_info(args, HELP, end=""):
         return 0
     keys = ("immediate", "noheader", "parsable", "parsable2", "associations", "readonly", "quiet")
     session = Session(**{k: args.flag(k) for k in keys})

@@ -37,7 +37,14 @@ from types import SimpleNamespace
 
 from cli import scontrol_jobs as jobs
 from cli import scontrol_show as show
-from cli.common import argv_or_default, command_lines, get_client, parse_options, print_version
+from cli.common import (
+    answered_info,
+    argv_or_default,
+    command_lines,
+    get_client,
+    parse_options,
+    print_version,
+)
 from slurmlite import hostlist
 from slurmlite.errors import SlurmError
 
@@ -472,11 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from slurmlite.options import SCONTROL
 
     args = parse_options(SCONTROL, argv_or_default(argv))
-    if args.flag("help"):
-        print(HELP, end="")
-        return 0
-    if args.flag("version"):
-        print_version()
+    if answered_info(args, HELP, end=""):
         return 0
     session = Session(
         one_liner=args.flag("oneliner"), details=bool(args.get("details")), quiet=args.flag("quiet")

@@ -44,7 +44,14 @@ import time
 from collections.abc import Callable, Sequence
 
 from cli import sinfo_format as sf
-from cli.common import argv_or_default, error, get_client, parse_options, perror, print_version
+from cli.common import (
+    answered_info,
+    argv_or_default,
+    error,
+    get_client,
+    parse_options,
+    perror,
+)
 from slurmlite import hostlist
 from slurmlite.errors import SlurmError
 from slurmlite.options import SINFO
@@ -433,11 +440,7 @@ def report(client: ControllerClient, fields: list[sf.Field], query: tuple[sf.Que
 
 def run(argv: Sequence[str]) -> int:
     opts = parse_options(SINFO, argv)
-    if opts.flag("help") or opts.flag("usage"):
-        print(HELP if opts.flag("help") else USAGE)
-        return 0
-    if opts.flag("version"):
-        print_version()
+    if answered_info(opts, HELP, USAGE):
         return 0
     if opts.flag("all") and opts.has("partition"):
         env = opts.sources.get("all") == opts.sources.get("partition") == "env"

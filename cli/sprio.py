@@ -40,12 +40,12 @@ import sys
 
 from cli import sprio_format as sf
 from cli.common import (
+    answered_info,
     argv_or_default,
     error,
     get_client,
     parse_options,
     perror,
-    print_version,
     user_words,
 )
 from slurmlite.errors import SlurmError
@@ -205,11 +205,7 @@ def _parse(argv: Sequence[str]) -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parse(argv_or_default(argv))
-        if args.flag("help") or args.flag("usage"):
-            print(HELP if args.flag("help") else USAGE)
-            return 0
-        if args.flag("version"):
-            print_version()
+        if answered_info(args, HELP, USAGE):
             return 0
         ids = parse_job_ids(args.get("jobs")) if args.get("jobs") else None
     except Stop as stop:

@@ -36,7 +36,14 @@ import time
 from collections.abc import Sequence
 
 from cli import squeue_format as sf
-from cli.common import argv_or_default, error, parse_options, perror, print_version, user_words
+from cli.common import (
+    answered_info,
+    argv_or_default,
+    error,
+    parse_options,
+    perror,
+    user_words,
+)
 from cli.squeue_bulk import load_jobs, needed_fields, rows_text
 from cli.squeue_format import Row, attr
 from cli.squeue_sort import sort_letters, sort_rows
@@ -378,11 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from slurmlite.options import SQUEUE
 
     args = parse_options(SQUEUE, argv_or_default(argv))
-    if args.flag("help") or args.flag("usage"):
-        print(HELP if args.flag("help") else USAGE)
-        return 0
-    if args.flag("version"):
-        print_version()
+    if answered_info(args, HELP, USAGE):
         return 0
     try:
         q = build_query(args)

@@ -30,7 +30,13 @@ import pwd
 import sys
 
 from cli import sshare_format as sf
-from cli.common import argv_or_default, error, get_client, parse_options, print_version
+from cli.common import (
+    answered_info,
+    argv_or_default,
+    error,
+    get_client,
+    parse_options,
+)
 from slurmlite.errors import SlurmError
 from slurmlite.getopt import (
     IGNORED,
@@ -107,11 +113,7 @@ def _caller() -> str:
 
 def run(argv: Sequence[str]) -> int:
     opts = parse_options(SSHARE, argv)
-    if opts.flag("help") or opts.flag("usage"):
-        print(HELP if opts.flag("help") else USAGE)
-        return 0
-    if opts.flag("version"):
-        print_version()
+    if answered_info(opts, HELP, USAGE):
         return 0
     try:
         chosen = sf.parse_fields(opts.list("format")) if opts.has("format") else None

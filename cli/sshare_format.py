@@ -45,6 +45,8 @@ and ``src/common/print_fields.c``.
 
 from __future__ import annotations
 
+from cli.sacct_format import atoi  # %width as sacct reads it
+
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
 if TYPE_CHECKING:  # rows are client Records or ShareInfo dataclasses
     from collections.abc import Iterable, Sequence
@@ -110,8 +112,8 @@ def parse_fields(texts: Iterable[str]) -> list[Column]:
             if found is None or not name:
                 raise FieldError(f"Unknown field '{item}'")
             width = found[1]
-            if pct and _atoi(width_text):
-                width = _atoi(width_text)
+            if pct and atoi(width_text):
+                width = atoi(width_text)
             out.append(Column(found[0], width, found[2]))
     return out
 
@@ -120,18 +122,6 @@ def default_columns(long: bool, fair_tree: bool) -> list[Column]:
     if not long:
         return parse_fields([DEFAULT_FIELDS])
     return parse_fields([LONG_FIELDS if fair_tree else LONG_CLASSIC_FIELDS])
-
-
-def _atoi(text: str) -> int:
-    text = text.strip()
-    sign = -1 if text.startswith("-") else 1
-    digits = text[1:] if text[:1] in "+-" else text
-    n = 0
-    for ch in digits:
-        if not ch.isdigit():
-            break
-        n = n * 10 + int(ch)
-    return sign * n
 
 
 # ------------------------------------------------------------------ rows

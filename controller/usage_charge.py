@@ -31,8 +31,10 @@ and 2 GPUs it would add ``60 x D**60 x 20 = 1186.2``.
 
 from __future__ import annotations
 
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
+from typing import Any
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
@@ -143,6 +145,7 @@ _CHARGE_COLUMNS = (
     _JOBS.c.start_time,
     _JOBS.c.end_time,
     _JOBS.c.charged_until,
+    _JOBS.c.time_limit,
     _JOBS.c.alloc,
     _JOBS.c.nodes_min,
     _JOBS.c.num_cpus,
@@ -155,23 +158,37 @@ _CHARGE_COLUMNS = (
 )
 
 
-def _charges(
-    s: Session,
-    now: float,
-    last: float | None,
-    facts: PolicyFacts,
-    settings: UsageSettings,
-    assocs: set[tuple[str, str]],
-) -> tuple[dict[tuple[str, str], float], list[tuple[int, float]]]:
-    """Each association's addition, and each charged job's new ``charged_until``."""
+@dataclass(frozen=True)
+class Owed:
+    """A job that ran since its last charge: the part not charged yet, ``[since, until)``,
+    the TRES it holds, their billing and the billing-seconds that part adds."""
+
+    job: Any  # its row (``_CHARGE_COLUMNS``)
+    since: float
+    until: float
+    tres: Mapping[str, float]
+    billing: float
+    usage_factor: float  # its QOS's UsageFactor
+    amount: float  # decayed over the part, as the charge adds it
+
+
+def last_charge(s: Session) -> float | None:
+    """When usage was last decayed and charged (None: never)."""
+    return _meta(s, DECAYED_AT)
+
+
+def owed(
+    s: Session, now: float, last: float | None, facts: PolicyFacts, settings: UsageSettings
+) -> list[Owed]:
+    """Every job that ran since the charge at ``last`` (module doc, step 3) and what it
+    owes at ``now``: what the next charge adds, and what ``sshare`` shows before it."""
     running = _JOBS.c.state.in_(_RUN_STATES)
     if last is None:
         wanted = running
     else:
         ended = _JOBS.c.end_time >= last - LATE_MARGIN
         wanted = running | (ended & _JOBS.c.start_time.is_not(None))
-    adds: dict[tuple[str, str], float] = {}
-    charged: list[tuple[int, float]] = []
+    out = []
     for job in s.execute(select(*_CHARGE_COLUMNS).where(wanted)):
         if job.start_time is None:
             continue
@@ -184,21 +201,41 @@ def _charges(
         since = job.start_time
         if job.charged_until is not None and job.charged_until > since:
             since = job.charged_until  # an older run's charge (requeued) does not count
-        if until <= since:
+        tres = held_tres(job.alloc, job)
+        bill = billing(tres, facts.billing.get(job.partition), max_tres=settings.max_tres)
+        factor = facts.qos_usage_factor.get(job.qos, 1.0)
+        amount = running_charge(bill, until - since, settings.half_life, factor)
+        out.append(Owed(job, since, until, tres, bill, factor, amount if until > since else 0.0))
+    return out
+
+
+def charged_association(
+    account: str, user: str, assocs: Container[tuple[str, str]]
+) -> tuple[str, str] | None:
+    """Whose usage a job of ``user`` under ``account`` adds to: the user's association,
+    else the account's own row, else nobody's (no association: not tracked)."""
+    for owner in ((account, user), (account, "")):
+        if owner in assocs:
+            return owner
+    return None
+
+
+def _charges(
+    s: Session,
+    now: float,
+    last: float | None,
+    facts: PolicyFacts,
+    settings: UsageSettings,
+    assocs: set[tuple[str, str]],
+) -> tuple[dict[tuple[str, str], float], list[tuple[int, float]]]:
+    """Each association's addition, and each charged job's new ``charged_until``."""
+    adds: dict[tuple[str, str], float] = {}
+    charged: list[tuple[int, float]] = []
+    for debt in owed(s, now, last, facts, settings):
+        if debt.until <= debt.since:
             continue
-        owner = (job.account, job.user)
-        if owner not in assocs:
-            owner = (job.account, "")
-        charged.append((job.id, until))
-        if owner not in assocs:
-            continue  # no association: usage is not tracked
-        bill = billing(
-            held_tres(job.alloc, job),
-            facts.billing.get(job.partition),
-            max_tres=settings.max_tres,
-        )
-        add = running_charge(
-            bill, until - since, settings.half_life, facts.qos_usage_factor.get(job.qos, 1.0)
-        )
-        adds[owner] = adds.get(owner, 0.0) + add
+        charged.append((debt.job.id, debt.until))
+        owner = charged_association(debt.job.account, debt.job.user, assocs)
+        if owner is not None:
+            adds[owner] = adds.get(owner, 0.0) + debt.amount
     return adds, charged

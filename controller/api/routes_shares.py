@@ -11,7 +11,8 @@ afresh on each request:
    since its last charge (running, or ended since the last decay) adds
    ``(until - charged_until) x billing x UsageFactor`` (``until``: now, or
    its end) to its user's row (the account's own row for a user without
-   one), with the rules of ``controller.usage_charge`` but undecayed (a
+   one): ``controller.usage_charge.owed``, the next charge's own
+   selection and billing, but undecayed (a
    calculation period is short against a half-life); so RawUsage grows while
    a job runs and when it ends, not only at each ``PriorityCalcPeriod``;
 3. Fair Tree, or classic with ``PriorityFlags=NO_FAIR_TREE``
@@ -39,23 +40,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from fastapi import APIRouter
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from controller.api.deps import Ctl, UserCaller
 from controller.api.schemas import SharesAnswerModel
 from controller.context import Controller
-from controller.convert import allocs_of
-from controller.store.models import JobRow, MetaRow, QosRow
-from controller.usage_charge import DECAYED_AT, LATE_MARGIN
+from controller.usage_charge import charged_association, last_charge, owed
 from slurmlite.protocol import to_dict
 from slurmlite.protocol_policy import ShareInfo, SharesAnswer
 from slurmlite.scheduler.billing import (
     BUILTIN_TRES,
-    TresWeightError,
-    billing,
-    job_tres,
-    parse_tres_weights,
 )
 from slurmlite.scheduler.fairshare import (
     AssocRecord,
@@ -63,12 +57,10 @@ from slurmlite.scheduler.fairshare import (
     compute_fairshare,
     tree_from_records,
 )
-from slurmlite.states import is_finished
 
 router = APIRouter(prefix="/v1", tags=["accounts"])
 
 INFINITE_MINUTES = 4294967295  # Slurm's INFINITE: the time left of an UNLIMITED job
-_RUN_STATES = ("RUNNING", "SUSPENDED")  # charged as they run (controller.usage_charge)
 
 
 @router.get("/shares", response_model=SharesAnswerModel)
@@ -116,56 +108,21 @@ def share_table(s: Session, ctl: Controller, now: float) -> SharesAnswer:
 
 
 def running_charges(s: Session, ctl: Controller, now: float) -> list[RunningCharge]:
-    """One ``RunningCharge`` per job that ran since its last charge (module doc, step 2);
-    only running ones have minutes left."""
-    cfg = ctl.cfg
-    max_tres = "MAX_TRES" in {f.upper() for f in cfg.priority_flags}
-    weights: dict[str, dict[str, float]] = {}
-    for part in cfg.partitions:
-        try:
-            weights[part.name] = parse_tres_weights(part.tres_billing_weights)
-        except TresWeightError:
-            weights[part.name] = {}
-    factors = {q.name: q.usage_factor for q in s.scalars(select(QosRow))}
-    meta = s.get(MetaRow, DECAYED_AT)
-    last = float(meta.value) if meta is not None else None
-    running = JobRow.state.in_(_RUN_STATES)
-    wanted = running
-    if last is not None:  # and those that ended since the last charge
-        wanted = running | ((JobRow.end_time >= last - LATE_MARGIN) & JobRow.start_time.isnot(None))
-    cols = (JobRow.state, JobRow.account, JobRow.user, JobRow.qos, JobRow.partition,
-            JobRow.start_time, JobRow.end_time, JobRow.time_limit, JobRow.charged_until,
-            JobRow.alloc)  # fmt: skip
+    """One ``RunningCharge`` per job that ran since its last charge (module doc, step 2:
+    ``controller.usage_charge.owed``, undecayed); only running ones have minutes left."""
+    prio = ctl.priorities
     out = []
-    for state, account, user, qos, partition, start, end, limit, charged, alloc in s.execute(
-        select(*cols).where(wanted)
-    ):
-        if start is None:
-            continue
-        is_running = state in _RUN_STATES
-        if is_running:
-            until = now
-        elif is_finished(state) and end is not None:
-            until = min(end, now)
-        else:
-            continue
-        allocs = allocs_of(alloc)
-        tres = job_tres(
-            cpus=sum(a.cpus for a in allocs),
-            mem=sum(a.mem for a in allocs),
-            nodes=len(allocs),
-            gpus=sum(len(a.gpus) for a in allocs),
-        )
-        bill = billing(tres, weights.get(partition), max_tres=max_tres)
-        since = max(start, charged) if charged is not None else start
-        uncharged = max(0.0, until - since) * bill * factors.get(qos or "", 1.0)
+    for debt in owed(s, now, last_charge(s), prio.facts(), prio.usage):
+        job = debt.job
+        uncharged = max(0.0, debt.until - debt.since) * debt.billing * debt.usage_factor
         left = 0
-        if state == "RUNNING":
-            if limit is None:
+        if job.state == "RUNNING":
+            if job.time_limit is None:
                 left = INFINITE_MINUTES
             else:
-                left = int(max(0.0, limit * 60 - (now - start)) // 60)
-        out.append(RunningCharge((account or "", user), tres, bill, uncharged, left))
+                left = int(max(0.0, job.time_limit * 60 - (now - job.start_time)) // 60)
+        key = (job.account or "", job.user)
+        out.append(RunningCharge(key, dict(debt.tres), debt.billing, uncharged, left))
     return out
 
 
@@ -178,8 +135,8 @@ def with_running_usage(
     known = {(r.account, r.user or "") for r in rows}
     extra: dict[tuple[str, str], float] = {}
     for run in runs:
-        key = run.key if run.key in known else (run.key[0], "")
-        if key in known and run.uncharged:
+        key = charged_association(*run.key, known)
+        if key is not None and run.uncharged:
             extra[key] = extra.get(key, 0.0) + run.uncharged
     out = []
     for r in rows:

@@ -165,18 +165,10 @@ class Policy:
         )
 
 
-@dataclass(frozen=True)
-class RunningJob:
-    """A running (or completing) job: what it holds and when it ends at the latest."""
+class _Holding:
+    """What a job's ``allocs`` add up to (``Start`` and ``RunningJob``)."""
 
-    job_id: int
-    user: str = "nobody"
-    account: str = ""
-    qos: str = "normal"
-    partition: str = ""
-    start_time: float = 0.0
-    end_time: float | None = None  # start + time limit; None = UNLIMITED (never)
-    allocs: tuple[NodeAlloc, ...] = ()
+    allocs: tuple[NodeAlloc, ...]
 
     @property
     def nodes(self) -> tuple[str, ...]:
@@ -189,6 +181,20 @@ class RunningJob:
     @property
     def gpus(self) -> int:
         return sum(len(a.gpus) for a in self.allocs)
+
+
+@dataclass(frozen=True)
+class RunningJob(_Holding):
+    """A running (or completing) job: what it holds and when it ends at the latest."""
+
+    job_id: int
+    user: str = "nobody"
+    account: str = ""
+    qos: str = "normal"
+    partition: str = ""
+    start_time: float = 0.0
+    end_time: float | None = None  # start + time limit; None = UNLIMITED (never)
+    allocs: tuple[NodeAlloc, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -202,24 +208,12 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
-class Start:
+class Start(_Holding):
     """Start ``job_id`` now on these nodes (config order; first = batch host)."""
 
     job_id: int
     allocs: tuple[NodeAlloc, ...]
     tasks: tuple[int, ...] = ()  # tasks per node, parallel to ``allocs``
-
-    @property
-    def nodes(self) -> tuple[str, ...]:
-        return tuple(a.node for a in self.allocs)
-
-    @property
-    def cpus(self) -> int:
-        return sum(a.cpus for a in self.allocs)
-
-    @property
-    def gpus(self) -> int:
-        return sum(len(a.gpus) for a in self.allocs)
 
 
 @dataclass
