@@ -17,7 +17,7 @@ over the Unix socket, peer credentials, validation, the commit that stores
 the job before it is answered, the scheduler woken), shared by 16 threads
 with a ``ControllerClient`` each, on the default SQLite store.
 submissions/s = submissions / seconds from the first request to the last
-answer.  Concurrent submissions share commits (``controller.submitqueue``:
+answer.  Concurrent submissions share commits (``controller.jobs.submit_queue``:
 each answer still waits for the commit of its own job), so the figure is
 about how many requests the controller can parse, check and store, not
 about fsyncs.  The detail shows the CPU time each side spent per

@@ -27,9 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.common import Figure, fmt
-from controller.agents import RecordingAgentClient
-from controller.auth import Caller
+from controller.auth.callers import Caller
 from controller.context import Controller
+from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite.config import parse_config
 from slurmlite.protocol import JobSubmit, NodeRegister

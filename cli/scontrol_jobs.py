@@ -20,7 +20,7 @@ What Slurm 22.05's scontrol does (``src/scontrol/update_job.c``), in our words:
 
 Which changes are allowed (a user may lower but, unless the job is still
 pending, not raise a time limit...) is the controller's business
-(``controller.jobops``).  ``Priority=N`` takes 0 to 4294967293 (0 holds the
+(``controller.jobs.operations``).  ``Priority=N`` takes 0 to 4294967293 (0 holds the
 job; anything else -> ``scontrol: error: Invalid Priority value: X``);
 ``Nice=N`` reads a number as ``strtoll`` does (``Nice=abc`` is 0) within
 +/-2147483645, and a bare ``Nice`` means ``Nice=100``.

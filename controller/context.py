@@ -12,16 +12,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from controller.accounts import Accounts
-from controller.agents import AgentAddress, AgentClient, HttpAgentClient, Signer
-from controller.auth import AdminPolicy
-from controller.jobs import JobService
-from controller.loop import SchedulerLoop
-from controller.nodes import NodeService
-from controller.priorities import PriorityService
+from controller.accounting.accounts import Accounts
+from controller.accounting.priorities import PriorityService
+from controller.auth.callers import AdminPolicy
+from controller.jobs.service import JobService
+from controller.jobs.validate import SubmitValidator
+from controller.nodes.agent_client import AgentAddress, AgentClient, HttpAgentClient, Signer
+from controller.nodes.service import NodeService
+from controller.sched.loop import SchedulerLoop
 from controller.store.db import Database
 from controller.store.models import JobRow, NodeRow
-from controller.submit import SubmitValidator
 from slurmlite import errors
 from slurmlite.config import Config, ConfigError, load_config
 from slurmlite.credential import NonceCache

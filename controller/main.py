@@ -12,7 +12,7 @@ opens the job store, and serves the same FastAPI app on two listeners:
 Without ``-D`` it detaches like Slurm's slurmctld and logs to
 ``SlurmctldLogFile``; the PID file is ``SlurmctldPidFile``.
 
-uvicorn serves with httptools' HTTP parser (``controller.peercred_http``)
+uvicorn serves with httptools' HTTP parser (``controller.auth.peercred_http``)
 on uvloop's event loop when they are installed, asyncio's otherwise: on a
 burst of submissions the server's per-request overhead drops from ~145 us
 (h11 + asyncio) to ~65 us.
@@ -79,7 +79,7 @@ def main(foreground: bool, conf_file: str | None, verbose: int) -> None:
     try:
         cfg = load_config(conf_file)
         key = load_key(cfg.key_file)
-        from controller.authn import Authenticator
+        from controller.auth.authenticate import Authenticator
 
         Authenticator(cfg).check()  # an unusable JWT key stops us before detaching
     except (ConfigError, CredentialError, OSError) as e:
@@ -133,9 +133,9 @@ def run_loop(coro: Coroutine[Any, Any, None]) -> None:
 async def serve(cfg: Config, key: bytes, sockets: list[socket.socket]) -> None:
     import uvicorn
 
-    from controller.app import create_app
+    from controller.api.app import create_app
+    from controller.auth.peercred_http import http_protocol
     from controller.context import Controller
-    from controller.peercred_http import http_protocol
 
     ctl = Controller(cfg, key)
     from controller.api.fastsubmit import SubmitShortcut

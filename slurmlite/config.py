@@ -27,7 +27,7 @@ gives ``g1`` (10.0.0.1) and ``g2`` (10.0.0.2), each 8 CPUs (so Sockets=8),
 64000 MiB and 4 ``a100`` GPUs; ``gpu`` has ``max_time=2880`` (2 * 1440 min).
 
 Authentication keys (``AuthType``, ``AuthAltTypes``, ``AuthAltParameters``,
-``AuthInfo``) are explained in ``controller/authn.py``; the parameter lists
+``AuthInfo``) are explained in ``controller/auth/authenticate.py``; the parameter lists
 parse like ``SchedulerParameters``: ``jwt_key=/k,max_token_lifespan=3600`` ->
 ``{"jwt_key": "/k", "max_token_lifespan": "3600"}``.
 

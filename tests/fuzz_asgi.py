@@ -99,7 +99,7 @@ def on_the_wire(
     with the headers ``sign(method, path, body)`` gives added to each request.
 
     The peer credentials go into the request's state, where
-    ``controller.auth.PeerCredProtocol`` puts them; the signature must cover
+    ``controller.auth.callers.PeerCredProtocol`` puts them; the signature must cover
     the exact bytes sent, which exist only once schemathesis has serialised
     the body, so the body is read here, signed, and handed on unchanged.
     """

@@ -2,7 +2,7 @@
 
 ``UserCaller`` accepts requests that arrived on the Unix socket (peer
 credentials from the kernel) or, over TCP, carry a munge credential or a
-JSON Web Token (``controller.authn``); ``NodeCaller`` accepts only requests
+JSON Web Token (``controller.auth.authenticate``); ``NodeCaller`` accepts only requests
 signed with a node key.  Anything else is refused with 401 before a route
 runs: an expired proof with ``ESLURM_AUTH_EXPIRED``, any other failure with
 ``ESLURM_AUTH_CRED_INVALID``.
@@ -21,8 +21,8 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
-from controller import authn
-from controller.auth import Caller
+from controller.auth import authenticate
+from controller.auth.callers import Caller
 from controller.context import Controller
 from slurmlite import errors
 from slurmlite.credential import CredentialError, verify_request
@@ -59,7 +59,7 @@ async def get_user(request: Request, ctl: Ctl) -> Caller:
         _pid, uid, gid = creds
         return ctl.admins.caller(uid, gid)
     try:
-        caller = await authn.identify(ctl, request.headers)
+        caller = await authenticate.identify(ctl, request.headers)
     except SlurmError as e:  # expired or invalid munge credential / token
         raise HTTPException(status_code=401, detail=e.as_answer()) from None
     if caller is None:

@@ -14,7 +14,7 @@ through the response model.  Here instead:
 * a malformed body raises FastAPI's own ``RequestValidationError``, with
   the ``("body", ...)`` locations FastAPI would give, so the client sees the
   same 422 as before;
-* the job goes through the group commit (``controller.submitqueue``) and the
+* the job goes through the group commit (``controller.jobs.submit_queue``) and the
   answer is written as JSON directly.
 
 Authentication is untouched: the route still declares the ``UserCaller``
@@ -32,7 +32,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import TypeAdapter, ValidationError
 
 from controller.api.schemas import JobSubmitModel
-from controller.auth import Caller
+from controller.auth.callers import Caller
 from slurmlite.protocol import JobSubmit
 
 _SUBMISSION: TypeAdapter[JobSubmit] = TypeAdapter(JobSubmit)
@@ -68,7 +68,7 @@ async def submit_job(caller: Caller, request: Request) -> Response:
     return Response(answer, media_type="application/json")
 
 
-# a TCP submission carrying one of these is authenticated here (controller.authn)
+# a TCP submission carrying one of these is authenticated here (controller.auth.authenticate)
 _AUTH_HEADERS = (b"x-slurmlite-munge", b"x-slurm-user-token")
 
 MAX_SUBMIT_BODY = 16 * 1024 * 1024  # bytes: a 4 MiB script plus its environment, with room
@@ -82,7 +82,7 @@ class SubmitShortcut:
     of a submission's CPU in the controller; a submission needs none of them.
     Everything is as the FastAPI route does it: the caller comes from the Unix
     socket's peer credentials, or over TCP from a munge credential or token
-    header (``controller.authn``, checked before the body is read; a request
+    header (``controller.auth.authenticate``, checked before the body is read; a request
     with neither goes on to FastAPI, which answers 401), a malformed body gets
     the same 422 body, a refusal its Slurm errno and 4xx status (a bad
     credential: the 401 body of ``get_user``), the answer comes after the commit.
@@ -114,12 +114,12 @@ class SubmitShortcut:
 
     async def _submit_remote(self, scope: dict, receive: Any, send: Any) -> None:  # type: ignore[type-arg]
         """TCP with a munge credential or a token: authenticate first, then as ``_submit``."""
-        from controller import authn
+        from controller.auth import authenticate
         from slurmlite.errors import SlurmError
 
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
-            caller = await authn.identify(self.app.state.controller, headers)
+            caller = await authenticate.identify(self.app.state.controller, headers)
         except SlurmError as exc:  # the 401 body FastAPI's get_user gives
             await _answer(send, 401, {"detail": exc.as_answer()})
             return

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.exc import IntegrityError
 
 from controller.api.deps import Ctl, UserCaller
-from controller.auth import Caller
+from controller.auth.callers import Caller
 from controller.context import Controller
 from slurmlite import errors
 from slurmlite.errors import SlurmError

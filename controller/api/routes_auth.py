@@ -2,7 +2,7 @@
 
 The caller is already authenticated (Unix socket, munge or a token: the
 router is included with the ``get_user`` dependency); the route only asks
-``controller.authn.Authenticator.mint`` and answers the token.  Refusals
+``controller.auth.authenticate.Authenticator.mint`` and answers the token.  Refusals
 are Slurm's (``_slurm_rpc_auth_token``): auth/jwt not configured ->
 ``ESLURM_PLUGIN_NOT_LOADED``; a user asking for someone else ->
 ``ESLURM_USER_ID_MISSING``; a lifespan over ``max_token_lifespan`` ->
@@ -19,8 +19,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from controller import authn
 from controller.api.deps import Ctl, UserCaller
+from controller.auth import authenticate
 from controller.context import Controller
 
 MAX_LIFESPAN = 2**31 - 2  # seconds: Slurm's "infinite" (INT_MAX - 1)
@@ -42,7 +42,7 @@ class TokenOut(BaseModel):
 
 @router.post("/token", response_model=TokenOut)
 async def token(req: TokenRequest, caller: UserCaller, ctl: Ctl) -> TokenOut:
-    text, user, lifespan = authn.authenticator(ctl).mint(
+    text, user, lifespan = authenticate.authenticator(ctl).mint(
         caller, req.username, req.lifespan, ctl.clock()
     )
     return TokenOut(token=text, username=user, lifespan=lifespan)
@@ -51,5 +51,5 @@ async def token(req: TokenRequest, caller: UserCaller, ctl: Ctl) -> TokenOut:
 def router_for(ctl: Controller) -> APIRouter:
     """The router, once the configuration's auth/jwt key has been checked: a controller
     configured for tokens it cannot sign or check refuses to start (``ConfigError``)."""
-    authn.authenticator(ctl).check()
+    authenticate.authenticator(ctl).check()
     return router

@@ -1,6 +1,6 @@
 """``GET /v1/jobs/{job_id}/explain``: why a job is pending (``slurmlite explain``).
 
-The route builds a fresh snapshot at ``ctl.clock()`` (``controller.snapshot.take``),
+The route builds a fresh snapshot at ``ctl.clock()`` (``controller.sched.gather.take``),
 hands it with the job's stored priority breakdown (``jobs.prio_factors``) to the
 pure ``slurmlite.scheduler.explain.explain`` and answers its ``JobExplanation``.
 Held jobs, which the scheduler's snapshot leaves out, are put back into it so
@@ -24,13 +24,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
 
-from controller import snapshot
 from controller.api.deps import Ctl, UserCaller
 from controller.api.schemas import JobExplanationModel
-from controller.auth import Caller
+from controller.auth.callers import Caller
 from controller.context import Controller
-from controller.convert import split_list
+from controller.sched import gather
 from controller.store.models import JobRow
+from controller.store.rows import split_list
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.hostlist import compress_sorted
@@ -67,13 +67,13 @@ def explain_for(ctl: Controller, caller: Caller, job_id: int) -> JobExplanation:
                 priority=row.priority,
                 time_limit=row.time_limit,
             )
-        job = snapshot.pending_job(row)
+        job = gather.pending_job(row)
         factors = _factors(row.prio_factors)
-    snap, _current = snapshot.take(ctl.db, ctl.cfg, ctl.nodes, now)
+    snap, _current = gather.take(ctl.db, ctl.cfg, ctl.nodes, now)
     if all(j.job_id != job_id for j in snap.pending):  # held (or pending since the read)
         snap = dataclasses.replace(snap, pending=(*snap.pending, job))
     if not snap.nodes:  # take() skips the nodes when no job is eligible
-        snap = dataclasses.replace(snap, nodes=snapshot.node_views(ctl.cfg, ctl.nodes, now))
+        snap = dataclasses.replace(snap, nodes=gather.node_views(ctl.cfg, ctl.nodes, now))
     return explain(snap, ctl.policy, job_id, factors=factors)
 
 

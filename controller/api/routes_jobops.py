@@ -6,7 +6,7 @@ once), in order:
 of a cancel's answer), so ``scontrol`` can print Slurm's ``<error> for job
 <id>`` line for each refusal while the other ids are done.  A request the
 API cannot read at all is a 422; nothing here answers 5xx for a client's
-mistake.  The rules themselves are in ``controller.jobops``.
+mistake.  The rules themselves are in ``controller.jobs.operations``.
 
     POST /v1/jobs/hold     {"job_ids": [7], "user_hold": false}
     POST /v1/jobs/release  {"job_ids": [7]}
@@ -24,7 +24,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from controller.api.deps import Ctl, UserCaller
-from controller.jobops import JobChanges, JobOps, OpOutcome
+from controller.jobs.operations import JobChanges, JobOps, OpOutcome
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 

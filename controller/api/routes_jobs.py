@@ -25,10 +25,10 @@ from controller.api.schemas import (
     NoNul,
     SubmitResultModel,
 )
-from controller.auth import Caller
+from controller.auth.callers import Caller
 from controller.context import Controller
-from controller.convert import UnknownField
-from controller.listing import JobQuery
+from controller.store.job_query import JobQuery
+from controller.store.rows import UnknownField
 from slurmlite.protocol import CancelRequest, from_dict, to_dict
 from slurmlite.wire_limits import INT32_MAX
 

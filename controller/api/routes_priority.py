@@ -10,7 +10,7 @@ the future is left out), matching every filter given; ``PrivateData=jobs``
 hides other users' jobs from a non-operator, as squeue does.
 
 The factors are the ``jobs.prio_factors`` text the priority service wrote
-(``controller.priorities``), passed on without being decoded, so 10,000
+(``controller.accounting.priorities``), passed on without being decoded, so 10,000
 pending jobs cost a query and a string join; a job that has none yet (stored
 before multifactor was configured) is evaluated on the spot.
 """
@@ -26,7 +26,7 @@ from sqlalchemy import select
 
 from controller.api.deps import Ctl, UserCaller
 from controller.api.schemas import NoNul, PriorityListingModel
-from controller.auth import Caller
+from controller.auth.callers import Caller
 from controller.context import Controller
 from controller.store.models import JobRow
 

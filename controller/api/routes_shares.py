@@ -11,7 +11,7 @@ afresh on each request:
    since its last charge (running, or ended since the last decay) adds
    ``(until - charged_until) x billing x UsageFactor`` (``until``: now, or
    its end) to its user's row (the account's own row for a user without
-   one): ``controller.usage_charge.owed``, the next charge's own
+   one): ``controller.accounting.usage_charge.owed``, the next charge's own
    selection and billing, but undecayed (a
    calculation period is short against a half-life); so RawUsage grows while
    a job runs and when it ends, not only at each ``PriorityCalcPeriod``;
@@ -42,10 +42,10 @@ from typing import Any
 from fastapi import APIRouter
 from sqlalchemy.orm import Session
 
+from controller.accounting.usage_charge import charged_association, last_charge, owed
 from controller.api.deps import Ctl, UserCaller
 from controller.api.schemas import SharesAnswerModel
 from controller.context import Controller
-from controller.usage_charge import charged_association, last_charge, owed
 from slurmlite.protocol import to_dict
 from slurmlite.protocol_policy import ShareInfo, SharesAnswer
 from slurmlite.scheduler.billing import (
@@ -109,7 +109,7 @@ def share_table(s: Session, ctl: Controller, now: float) -> SharesAnswer:
 
 def running_charges(s: Session, ctl: Controller, now: float) -> list[RunningCharge]:
     """One ``RunningCharge`` per job that ran since its last charge (module doc, step 2:
-    ``controller.usage_charge.owed``, undecayed); only running ones have minutes left."""
+    ``controller.accounting.usage_charge.owed``, undecayed); only running ones have minutes left."""
     prio = ctl.priorities
     out = []
     for debt in owed(s, now, last_charge(s), prio.facts(), prio.usage):

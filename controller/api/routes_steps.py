@@ -8,7 +8,7 @@ A refusal is Slurm's errno in the usual error body (``SlurmError.as_answer``):
 "step creation temporarily disabled"; ``ESLURM_JOB_PENDING`` (409),
 ``ESLURM_ALREADY_DONE`` (409), ``ESLURM_ACCESS_DENIED`` (403) and
 ``ESLURM_INVALID_JOB_ID`` (404) are final.  The rules live in
-``controller.steps`` and ``controller.allocations``; these routes only run
+``controller.steps.create`` and ``controller.steps.allocations``; these routes only run
 them off the event loop and dispatch the orders that follow.
 """
 
@@ -20,10 +20,10 @@ from typing import Annotated
 from fastapi import APIRouter, Path
 from pydantic import BaseModel
 
-from controller.allocations import update_allocation
 from controller.api.deps import Ctl, UserCaller
 from controller.api.schemas import AllocationUpdateModel, StepGrantModel, StepRequestModel
-from controller.steps import create_step
+from controller.steps.allocations import update_allocation
+from controller.steps.create import create_step
 from slurmlite.protocol import AllocationUpdate, StepRequest, from_dict, to_dict
 from slurmlite.wire_limits import INT32_MAX
 

@@ -21,7 +21,7 @@ across processes too (SQLite's writers are serialised already).
 Why ``synchronous=NORMAL`` and not ``FULL``: FULL adds an fsync of the WAL
 to every commit (measured here: ~1.2-2.2 ms per commit on ext4, against
 ~20-30 us), for protection against a power cut, not a crashed process.
-Submissions are group-committed (``controller.submitqueue``), so FULL would
+Submissions are group-committed (``controller.jobs.submit_queue``), so FULL would
 cost one fsync per batch rather than per job; it stays a one-line change
 here if an installation wants it.
 

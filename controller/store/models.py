@@ -13,7 +13,7 @@ Four tables hold everything the controller must not forget:
 * ``assocs``, ``users``, ``qos``  the accounting database of ``sacctmgr``
   (Slurm keeps these in slurmdbd): the account tree with its shares and
   decayed usage, each user's default account, and the QOS with their
-  priorities and limits (``controller.accounts``, ``slurmlite.scheduler.limits``).
+  priorities and limits (``controller.accounting.accounts``, ``slurmlite.scheduler.limits``).
 
 A submission is acknowledged only after its row is committed, so a killed
 controller loses nothing it answered for.
@@ -113,17 +113,17 @@ class JobRow(Base):
     echo_env: Mapped[str] = mapped_column(Text, default="{}")  # JSON
     export: Mapped[str] = mapped_column(Text, default="ALL")
     last_sched_eval: Mapped[float | None] = mapped_column(Float, nullable=True)
-    # srun/salloc without a batch script (``controller.allocations``): nothing is launched,
+    # srun/salloc without a batch script (``controller.steps.allocations``): nothing is launched,
     # the command holds the job; ``keepalive`` is when it last said so
     allocation: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     keepalive: Mapped[float | None] = mapped_column(Float, nullable=True)
-    # --signal=[B:]SIG@secs (``controller.warnsignal``): what to send and when; ``warned_run``
+    # --signal=[B:]SIG@secs (``controller.sched.warnsignal``): what to send and when; ``warned_run``
     # is the run (``restarts``) that got it, so a requeued run is warned again
     warn_signal: Mapped[int | None] = mapped_column(Integer, nullable=True)
     warn_time: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     warn_batch: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     warned_run: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    # multifactor priority (``controller.priorities``): a priority an administrator set
+    # multifactor priority (``controller.accounting.priorities``): a priority an administrator set
     # with ``scontrol update job Priority=N`` (replaces the formula), and the last
     # computed breakdown as JSON ``{"norm": {...}, "weighted": {...}}`` (sprio, explain)
     admin_priority: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
@@ -149,7 +149,7 @@ class StepRow(Base):
     cpus: Mapped[int] = mapped_column(Integer, default=1)
     mem: Mapped[int] = mapped_column(Integer, default=0)
     ntasks: Mapped[int] = mapped_column(Integer, default=1)
-    # srun steps (``controller.steps``): the run they belong to, what they hold on each
+    # srun steps (``controller.steps.create``): the run they belong to, what they hold on each
     # node (JSON ``{node: {"cpus": n, "gpus": [..]}}``; ``{}`` for --overlap) and what
     # each node reported so far (JSON ``{node: [raw status, launch failed]}``)
     restarts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -2,7 +2,7 @@
 
 A QOS ("quality of service", spec §1.4, §5.7) carries limits an administrator
 sets with ``sacctmgr``; slurmlite enforces these (the scheduler side is here,
-the submit side in ``controller/qoslimits.py``):
+the submit side in ``controller/accounting/qos_limits.py``):
 
 * ``MaxJobsPerUser`` (``max_jobs_pu``) — running jobs of one user in the QOS;
 * ``MaxTRESPerUser`` (``max_tres_pu``) — CPUs, memory, nodes, GPUs one user's

@@ -1,6 +1,6 @@
 """The controller's side of an agent's checks, for tests: signed orders and signed requests.
 
-They mirror ``controller.agents.Signer`` (a test in test_orders.py checks
+They mirror ``controller.nodes.agent_client.Signer`` (a test in test_orders.py checks
 that both sign alike), with knobs to forge: another key, another node, an
 expiry in the past.
 """

@@ -23,7 +23,7 @@ import pytest
 from agent.app import create_app
 from agent.daemon import AgentState
 from agent.orders import SeenNonces
-from controller.agents import AgentAddress, AgentError, HttpAgentClient, Signer
+from controller.nodes.agent_client import AgentAddress, AgentError, HttpAgentClient, Signer
 from slurmlite.credential import node_key, sign_request, to_node_key
 from slurmlite.protocol import SignalSpec, to_dict
 from tests.agent.jobs import a_spec, is_live

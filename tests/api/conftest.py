@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 import pytest
 from fastapi.testclient import TestClient
 
-from controller.agents import RecordingAgentClient
+from controller.api.app import create_app
 from controller.api.deps import get_user
-from controller.app import create_app
-from controller.auth import Caller
+from controller.auth.callers import Caller
 from controller.context import Controller
+from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite.clock import FakeClock
 from slurmlite.config import parse_config

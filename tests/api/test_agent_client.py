@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from controller.agents import LAUNCH_BATCH_BYTES, _by_size
+from controller.nodes.agent_client import LAUNCH_BATCH_BYTES, _by_size
 from tests.agent.jobs import a_spec
 
 

@@ -7,7 +7,7 @@ Harness cluster: n1 and n2 with 2 CPUs each; KillWait=2, heartbeat 1 s.
 
 from __future__ import annotations
 
-from controller.allocations import update_allocation
+from controller.steps.allocations import update_allocation
 from slurmlite import errors
 from slurmlite.protocol import AllocationUpdate, CancelRequest, JobCompletion
 from tests.api.conftest import ALICE, BOB

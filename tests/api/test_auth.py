@@ -7,7 +7,7 @@ import re
 
 from fastapi.testclient import TestClient
 
-from controller.app import create_app
+from controller.api.app import create_app
 from slurmlite import errors
 from slurmlite.credential import node_key, sign_request
 from tests.api.conftest import KEY
@@ -147,7 +147,7 @@ def test_batch_completions_answer_per_item_and_repeats_change_nothing(harness):
 
 def test_caller_names_are_looked_up_once_a_minute(monkeypatch):
     """The password database is read once per uid per NAME_TTL, not per request."""
-    import controller.auth as auth
+    import controller.auth.callers as auth
 
     calls: list[int] = []
     clock = [1000.0]

@@ -15,11 +15,11 @@ import pwd
 import pytest
 from fastapi.testclient import TestClient
 
-from controller import authn
-from controller.agents import RecordingAgentClient
+from controller.api.app import create_app
 from controller.api.fastsubmit import SubmitShortcut
-from controller.app import create_app
+from controller.auth import authenticate
 from controller.context import Controller
+from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite import errors, jwt, munge
 from slurmlite.clock import FakeClock
@@ -275,4 +275,4 @@ def test_a_controller_refuses_to_start_with_an_unsafe_jwt_key(tmp_path, mode, ow
 
 def test_the_default_key_is_in_statesavelocation(tmp_path):
     cfg = parse_config(CONF.format(dir=tmp_path) + "AuthAltTypes=auth/jwt\n")
-    assert authn.jwt_key_path(cfg) == f"{tmp_path}/state/jwt_hs256.key"
+    assert authenticate.jwt_key_path(cfg) == f"{tmp_path}/state/jwt_hs256.key"

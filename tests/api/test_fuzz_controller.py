@@ -33,10 +33,10 @@ from typing import Any
 
 import pytest
 
-from controller.agents import RecordingAgentClient
+from controller.api.app import create_app
 from controller.api.fastsubmit import SubmitShortcut
-from controller.app import create_app
 from controller.context import Controller
+from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite.clock import FakeClock
 from slurmlite.config import parse_config

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.jobops import JobOps
+from controller.jobs.operations import JobOps
 from slurmlite import errors
 from slurmlite.protocol import JobCompletion
 from tests.api.conftest import ALICE, BOB, ROOT

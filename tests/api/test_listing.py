@@ -13,9 +13,9 @@ import threading
 
 from sqlalchemy import delete, select, text, update
 
-from controller.convert import job_dict
-from controller.listing import JobQuery
+from controller.store.job_query import JobQuery
 from controller.store.models import JobRow
+from controller.store.rows import job_dict
 from slurmlite.protocol import JobCompletion, JobInfo
 from tests.api.conftest import BOB, ROOT
 

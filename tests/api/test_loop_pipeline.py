@@ -7,8 +7,8 @@ import asyncio
 
 from sqlalchemy import update
 
-from controller import snapshot
-from controller.agents import AgentAddress, AgentError, RecordingAgentClient
+from controller.nodes.agent_client import AgentAddress, AgentError, RecordingAgentClient
+from controller.sched import gather
 from controller.store.models import JobRow, StepRow
 from slurmlite.protocol import LaunchSpec
 
@@ -65,10 +65,10 @@ def test_a_pass_does_not_wait_for_the_agents_to_answer_the_last_ones_launches(ha
 def test_unchanged_pending_jobs_are_not_rebuilt_and_changed_ones_are(harness):
     h = harness
     a, b = h.submit()["job_id"], h.submit()["job_id"]  # pending: no pass has run
-    cache = snapshot.PendingCache()
+    cache = gather.PendingCache()
 
     def take():  # type: ignore[no-untyped-def]
-        return snapshot.take(h.ctl.db, h.ctl.cfg, h.ctl.nodes, h.clock(), cache)
+        return gather.take(h.ctl.db, h.ctl.cfg, h.ctl.nodes, h.clock(), cache)
 
     first, _ = take()
     again, current = take()
@@ -86,7 +86,7 @@ def test_held_jobs_are_left_out_of_the_pass_and_keep_their_reason(harness):
     h = harness
     held = h.submit(hold=True)["job_id"]
     free = h.submit()["job_id"]
-    snap, current = snapshot.take(h.ctl.db, h.ctl.cfg, h.ctl.nodes, h.clock())
+    snap, current = gather.take(h.ctl.db, h.ctl.cfg, h.ctl.nodes, h.clock())
     assert [j.job_id for j in snap.pending] == [free] and held not in current
     h.tick()
     assert h.job(held)["state"] == "PENDING" and h.job(held)["reason"] == "JobHeldUser"

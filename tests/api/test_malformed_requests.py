@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from controller.api.app import create_app
 from controller.api.fastsubmit import SubmitShortcut
-from controller.app import create_app
 from slurmlite import errors
 from tests.api.conftest import ROOT
 from tests.fuzz_asgi import on_the_wire

@@ -10,8 +10,8 @@ import json
 
 from fastapi.testclient import TestClient
 
-from controller.app import create_app
-from controller.nodes import NodeService
+from controller.api.app import create_app
+from controller.nodes.service import NodeService
 from slurmlite.credential import node_key, sign_request
 from slurmlite.protocol import JobCompletion, NodeRegister
 from tests.api.conftest import KEY, ROOT

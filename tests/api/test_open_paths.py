@@ -15,7 +15,7 @@ import re
 from fastapi.testclient import TestClient
 
 from agent.app import create_app as agent_app
-from controller.app import create_app as controller_app
+from controller.api.app import create_app as controller_app
 from tests.agent.test_supervision import agent_state
 
 OPEN = {"/health", "/openapi.json"}

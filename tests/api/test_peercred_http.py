@@ -18,7 +18,7 @@ import pytest
 import uvicorn
 from uvicorn.server import ServerState
 
-from controller.peercred_http import http_protocol
+from controller.auth.peercred_http import http_protocol
 
 
 async def _echo_peercred(scope, receive, send) -> None:  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""The loop's scheduling step (controller.planapply): which pass runs when, and
+"""The loop's scheduling step (controller.sched.apply): which pass runs when, and
 what it leaves in the store — reasons, starts, estimates — as users see them
 through the list API, squeue --start and sbatch --test-only.
 
@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import update
 
 from cli import squeue_format as sf
-from controller import planapply, snapshot, willrun
+from controller.sched import apply, gather, willrun
 from controller.store.models import JobRow
 from slurmlite.protocol import JobCompletion, JobInfo, from_dict
 from slurmlite.scheduler.passes import main_pass
@@ -73,7 +73,7 @@ def test_running_jobs_are_in_the_snapshot_with_their_allocation_and_limit(harnes
     h = harness
     big = _fill_cluster(h)
     waiting = h.submit(ntasks=1)["job_id"]
-    snap, _ = snapshot.take(h.ctl.db, h.ctl.cfg, h.ctl.nodes, h.clock())
+    snap, _ = gather.take(h.ctl.db, h.ctl.cfg, h.ctl.nodes, h.clock())
     [running] = snap.running
     # started at t0 with --time=10: holds both nodes until t0 + 600 at the latest
     assert (running.job_id, running.start_time, running.end_time) == (big, T0, T0 + 600)
@@ -86,7 +86,7 @@ def test_running_jobs_are_in_the_snapshot_with_their_allocation_and_limit(harnes
             .where(JobRow.id == big)
             .values(state="CANCELLED", flags="COMPLETING", end_time=T0 + 5)
         )
-    snap, _ = snapshot.take(h.ctl.db, h.ctl.cfg, h.ctl.nodes, h.clock())
+    snap, _ = gather.take(h.ctl.db, h.ctl.cfg, h.ctl.nodes, h.clock())
     assert [(r.job_id, r.end_time) for r in snap.running] == [(big, T0 + 5)]
 
 
@@ -243,5 +243,5 @@ def test_estimates_beyond_bf_window_are_not_shown():
     plan = Plan(estimates={7: 100.0 + 86_400, 8: 100.0 + 365 * 86_400})
     plan.planned_nodes.update({7: ("n1",), 8: ("n2",)})
     marks = {7: (None, None), 8: (5.0, "n2")}  # 8 had an estimate before
-    got = planapply.wanted_estimates(plan, marks, full=True, horizon=100.0 + 86_400)
+    got = apply.wanted_estimates(plan, marks, full=True, horizon=100.0 + 86_400)
     assert got == {7: (100.0 + 86_400, "n1"), 8: (None, None)}

@@ -10,12 +10,12 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from controller.agents import RecordingAgentClient
+from controller.accounting.priorities import _Shape
+from controller.accounting.priority_facts import encode
+from controller.api.app import create_app
 from controller.api.deps import get_user
-from controller.app import create_app
 from controller.context import Controller
-from controller.priorities import _Shape
-from controller.priority_facts import encode
+from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from controller.store.models import AssocRow
 from slurmlite import errors

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from sqlalchemy import delete
 
-from controller import qoslimits
+from controller.accounting import qos_limits
 from controller.store.models import QosRow
 from slurmlite import errors
 from slurmlite.errors import SlurmError
@@ -110,7 +110,7 @@ def test_accounting_storage_enforce_without_limits_turns_them_off(harness):
     cfg = h.ctl.validator.cfg
     cfg.accounting_storage_enforce = ["associations"]
     h.ctl.validator.policy = Policy.from_config(cfg)
-    assert not qoslimits.enforce_limits(cfg)
+    assert not qos_limits.enforce_limits(cfg)
     assert "job_id" in h.submit() and "job_id" in h.submit()
     cfg.accounting_storage_enforce = ["associations", "limits"]
     h.ctl.validator.policy = Policy.from_config(cfg)
@@ -121,18 +121,18 @@ def test_load_qos_reads_the_table_and_its_tres_limits(harness):
     h = harness
     set_qos(h, max_tres_pu="cpu=8,gres/gpu=4", max_jobs_pu=3, flags="DenyOnLimit")
     with h.ctl.db.read() as s:
-        table = qoslimits.load_qos(s)
+        table = qos_limits.load_qos(s)
     normal = table["normal"]
     assert normal.max_tres_pu == {"cpu": 8, "gres/gpu": 4} and normal.max_jobs_pu == 3
     assert normal.has_flag("denyonlimit")
     # a bulk delete through a session (sacctmgr delete qos) is seen at once too
     set_qos(h, "gone")
     with h.ctl.db.read() as s:
-        assert "gone" in qoslimits.load_qos(s)
+        assert "gone" in qos_limits.load_qos(s)
     with h.ctl.db.write() as s:
         s.execute(delete(QosRow).where(QosRow.name == "gone"))
     with h.ctl.db.read() as s:
-        assert "gone" not in qoslimits.load_qos(s)
+        assert "gone" not in qos_limits.load_qos(s)
 
 
 def test_a_user_over_max_jobs_per_user_waits_with_slurms_reason(harness):

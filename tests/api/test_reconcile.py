@@ -1,4 +1,4 @@
-"""What a node says it holds vs. what the store has running there (controller.reconcile).
+"""What a node says it holds vs. what the store has running there (controller.nodes.reconcile).
 
 The harness config has ``SlurmliteHeartbeatInterval=1``, so the grace before
 an unlisted job counts as vanished is max(5, 2 x 1 + 1) = 5 s.

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 
-from controller.agents import RecordingAgentClient
 from controller.context import Controller
-from controller.stepends import report_grace
-from controller.steps import create_step
+from controller.nodes.agent_client import RecordingAgentClient
+from controller.steps.create import create_step
+from controller.steps.ends import report_grace
 from controller.store.db import Database
 from slurmlite import errors
 from slurmlite.credential import canonical_body, node_key, orders_key, verify_credential

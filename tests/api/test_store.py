@@ -15,10 +15,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import func, select, text
 
-from controller.agents import RecordingAgentClient
-from controller.auth import Caller
+from controller.auth.callers import Caller
 from controller.context import Controller
-from controller.jobs import JobService
+from controller.jobs.service import JobService
+from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database, make_engine
 from controller.store.migrate import current_revision, head_revision
 from controller.store.models import Base, JobRow, MetaRow

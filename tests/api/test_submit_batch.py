@@ -14,8 +14,8 @@ from dataclasses import replace
 
 from sqlalchemy import select
 
+from controller.jobs.submit_queue import SubmitQueue
 from controller.store.models import JobRow
-from controller.submitqueue import SubmitQueue
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import JobSubmit

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from controller.api.app import create_app
 from controller.api.fastsubmit import SubmitShortcut
-from controller.app import create_app
 from slurmlite import errors
 from tests.api.test_submit_shortcut import body, with_peercred
 

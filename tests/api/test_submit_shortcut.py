@@ -15,9 +15,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from controller.api import fastsubmit
+from controller.api.app import create_app
 from controller.api.fastsubmit import SubmitShortcut
-from controller.app import create_app
-from controller.auth import user_name
+from controller.auth.callers import user_name
 
 ALICE_CREDS = (4321, 1001, 1001)  # pid, uid, gid as SO_PEERCRED gives them
 

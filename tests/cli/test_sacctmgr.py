@@ -2,7 +2,7 @@
 
 The client's ``request`` goes to the controller app through FastAPI's test
 client (SQLite store in a temporary directory), so every command crosses the
-real routes and ``controller.accounts``; the caller is root unless a test
+real routes and ``controller.accounting.accounts``; the caller is root unless a test
 says otherwise.  Stdin is not a terminal under pytest, so changes commit
 without asking, as with ``-i``.
 """
@@ -21,11 +21,11 @@ from cli import sacctmgr
 from cli import sacctmgr_format as fmt
 from cli.client import _error_from
 from cli.sacctmgr_args import ArgError, parse_words
-from controller.agents import RecordingAgentClient
+from controller.api.app import create_app
 from controller.api.deps import get_user
-from controller.app import create_app
-from controller.auth import Caller
+from controller.auth.callers import Caller
 from controller.context import Controller
+from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite.clock import FakeClock
 from slurmlite.config import parse_config

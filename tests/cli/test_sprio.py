@@ -4,7 +4,7 @@ The golden queue (``50_sprio*.txt``): alice's pending jobs 51, 52, 56, 57, 58
 in partition debug; weights Age=1000, Fairshare=10000, JobSize=1000,
 Partition=1000, QOS=1000, TRES ``CPU=1000,Mem=0,GRES/gpu=...``, Assoc 0.
 Each job's weighted factors are built as ``multifactor.Factors`` and sent as
-the controller stores them (``controller.priority_facts.encode``):
+the controller stores them (``controller.accounting.priority_facts.encode``):
 
     job 51: fair-share 4000 + job size 750 + partition 100 + cpu 500          = 5350
     job 52: fair-share 4000 + job size 375 + partition 100 + cpu 250          = 4725
@@ -23,11 +23,11 @@ from fastapi.testclient import TestClient
 
 from cli import client, sprio
 from cli import sprio_format as sf
-from controller.agents import RecordingAgentClient
+from controller.accounting.priority_facts import encode
+from controller.api.app import create_app
 from controller.api.deps import get_user
-from controller.app import create_app
 from controller.context import Controller
-from controller.priority_facts import encode
+from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite.clock import FakeClock
 from slurmlite.config import parse_config

@@ -18,11 +18,11 @@ from fastapi.testclient import TestClient
 
 from cli import client, sshare
 from cli import sshare_format as sf
-from controller.agents import RecordingAgentClient
+from controller.api.app import create_app
 from controller.api.deps import get_user
 from controller.api.routes_shares import INFINITE_MINUTES, RunningCharge, share_rows
-from controller.app import create_app
 from controller.context import Controller
+from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from controller.store.models import AssocRow
 from slurmlite import errors

@@ -1,6 +1,6 @@
 """Fair-share usage in the store: reset, decay, and charging the jobs that ran.
 
-Every ``PriorityCalcPeriod`` (``controller.priorities``) one transaction does,
+Every ``PriorityCalcPeriod`` (``controller.accounting.priorities``) one transaction does,
 in Slurm's order (spec §3.1, ``slurmlite.scheduler.usage``):
 
 1. reset: when a ``PriorityUsageResetPeriod`` boundary lies between the last
@@ -39,7 +39,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-from controller.priority_facts import PolicyFacts, held_tres
+from controller.accounting.priority_facts import PolicyFacts, held_tres
 from controller.store.models import AssocRow, JobRow, MetaRow
 from slurmlite.scheduler.billing import billing
 from slurmlite.scheduler.usage import decay_factor, running_charge, should_reset

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from controller.convert import split_list
 from controller.store.db import Database
 from controller.store.models import JobRow
+from controller.store.rows import split_list
 
 __all__ = ["Reconciler"]
 

@@ -24,13 +24,13 @@ from typing import Any
 from sqlalchemy import Connection, Integer, Text, bindparam, cast, select, update
 from sqlalchemy.orm import defer
 
-from controller import listing
-from controller.auth import Caller, may_act_on
-from controller.convert import add_flag, allocs_of, drop_flag, row_maker, split_list
-from controller.stepends import SPECIAL, end_part, running_steps, step_state
+from controller.auth.callers import Caller, may_act_on
+from controller.jobs.validate import SubmitPlan, SubmitValidator
+from controller.steps.ends import SPECIAL, end_part, running_steps, step_state
+from controller.store import job_query
 from controller.store.db import Database
 from controller.store.models import JobRow, MetaRow, StepRow
-from controller.submit import SubmitPlan, SubmitValidator
+from controller.store.rows import add_flag, allocs_of, drop_flag, row_maker, split_list
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import (
@@ -193,7 +193,7 @@ class JobService:
         as_dicts: bool = False,
     ) -> list[Any]:
         """Jobs as ``JobInfo`` (or, with ``as_dicts``, their JSON-ready dicts)."""
-        q = listing.JobQuery(
+        q = job_query.JobQuery(
             job_ids=job_ids,
             users=users,
             names=names,
@@ -206,12 +206,12 @@ class JobService:
             end=end,
         )
         q = self.visible_to(caller, q)
-        rows = listing.select_jobs(self.db, q, self.clock(), self.min_job_age, q.with_steps)
-        dicts = listing.to_dicts(rows)
+        rows = job_query.select_jobs(self.db, q, self.clock(), self.min_job_age, q.with_steps)
+        dicts = job_query.to_dicts(rows)
         return dicts if as_dicts else [from_dict(JobInfo, d) for d in dicts]
 
     def list_json(
-        self, caller: Caller, q: listing.JobQuery, fields: list[str] | None = None
+        self, caller: Caller, q: job_query.JobQuery, fields: list[str] | None = None
     ) -> str:
         """The API's answer for ``q`` as JSON text: ``{"jobs": [...]}``, or with ``fields``
         ``{"fields": fields, "rows": [[...], ...]}``.  Raises ``UnknownField``."""
@@ -219,10 +219,10 @@ class JobService:
             row_maker(fields)  # an unknown name is refused before any work
         q = self.visible_to(caller, q)
         steps = q.with_steps if fields is None else "steps" in fields
-        rows = listing.select_jobs(self.db, q, self.clock(), self.min_job_age, steps)
-        return listing.to_json(rows, fields)
+        rows = job_query.select_jobs(self.db, q, self.clock(), self.min_job_age, steps)
+        return job_query.to_json(rows, fields)
 
-    def visible_to(self, caller: Caller, q: listing.JobQuery) -> listing.JobQuery:
+    def visible_to(self, caller: Caller, q: job_query.JobQuery) -> job_query.JobQuery:
         """``q`` narrowed to the caller's own jobs where ``PrivateData`` hides the others.
 
         ``jobs`` hides other users' jobs everywhere (squeue, scontrol, sacct);

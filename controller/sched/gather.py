@@ -22,11 +22,11 @@ from typing import Any
 
 from sqlalchemy import select
 
-from controller.convert import allocs_of, split_list
-from controller.nodes import NodeService
-from controller.qoslimits import load_qos
+from controller.accounting.qos_limits import load_qos
+from controller.nodes.service import NodeService
 from controller.store.db import Database
 from controller.store.models import JobRow
+from controller.store.rows import allocs_of, split_list
 from slurmlite.config import Config
 from slurmlite.scheduler.snapshot import (
     NodeView,

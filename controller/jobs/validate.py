@@ -5,7 +5,7 @@ What is checked here, in Slurm's order and with Slurm's error codes
 
 1. the partition exists (``-p nosuch`` -> "Invalid partition name specified"),
    or a default one does;
-2. account and QOS: ``controller.accounts.Accounts.resolve`` picks them
+2. account and QOS: ``controller.accounting.accounts.Accounts.resolve`` picks them
    (``-A``/``-q``, else the user's defaults) and checks them against the
    user's associations ("Invalid account or account/partition combination
    specified", "Invalid qos specification");
@@ -45,10 +45,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from controller import willrun
-from controller.auth import Caller
-from controller.qoslimits import SubmitLimits
-from controller.snapshot import node_views, partition_views, pending_job
+from controller.accounting.qos_limits import SubmitLimits
+from controller.auth.callers import Caller
+from controller.sched import willrun
+from controller.sched.gather import node_views, partition_views, pending_job
 from slurmlite import errors
 from slurmlite.batchscript import (
     InputLimitError,
@@ -65,9 +65,9 @@ from slurmlite.scheduler.snapshot import NodeView, PartitionView, Policy
 from slurmlite.wire_limits import INT32_MAX, first_problem
 
 if TYPE_CHECKING:
-    from controller.accounts import Accounts
-    from controller.nodes import NodeService
-    from controller.priorities import PriorityService
+    from controller.accounting.accounts import Accounts
+    from controller.accounting.priorities import PriorityService
+    from controller.nodes.service import NodeService
 
 
 # Slurm's error for a value out of its field's range (else "Unexpected message received")
@@ -135,7 +135,7 @@ class SubmitValidator:
         self.accounts = accounts  # None: only the configured default account and QOS
         # (cfg, rows, facts): the key objects are held, so their ids cannot be reused
         self._facts: tuple[Config, list[Any], _ClusterFacts] | None = None
-        # multifactor priority at submit (controller.priorities; set by the Controller)
+        # multifactor priority at submit (controller.accounting.priorities; set by the Controller)
         self.priorities: PriorityService | None = None
 
     def _cluster(self) -> _ClusterFacts:
@@ -193,7 +193,7 @@ class SubmitValidator:
             partition=part, time_limit=limit, memory=self._memory(req), account=account, qos=qos
         )
         values = self._request_values(req, plan)
-        # QOS limits (controller.qoslimits): refuse over MaxSubmitJobsPerUser (or DenyOnLimit);
+        # QOS limits (controller.accounting.qos_limits): refuse over MaxSubmitJobsPerUser (or DenyOnLimit);
         # a job without --time gets the QOS MaxWall.  The QOS is the one resolved above.
         qos_name = plan.qos or req.qos or self.cfg.default_qos
         plan.time_limit = SubmitLimits.for_db(self.nodes.db).check(
@@ -345,7 +345,7 @@ class SubmitValidator:
         return v
 
     def test_only_message(self, job_id: int, values: dict[str, Any], now: float) -> str:
-        """``sbatch --test-only``'s "to start at" line (``controller.willrun``)."""
+        """``sbatch --test-only``'s "to start at" line (``controller.sched.willrun``)."""
         return willrun.test_only_message(self, job_id, values, now)
 
 

@@ -17,7 +17,7 @@ Rules, as in Slurm:
   keeps other associations (ESLURM_NO_REMOVE_DEFAULT_ACCOUNT);
 * a user's DefaultAccount must be one of their associations;
 * ``qos+=high`` / ``qos-=high`` start from the association's inherited list
-  (``controller.accounts``); every QOS named must exist;
+  (``controller.accounting.accounts``); every QOS named must exist;
 * TRES limits merge: ``MaxTRESPerUser=gres/gpu=4`` keeps a ``cpu=8`` already
   set; ``gres/gpu=-1`` removes that one; numbers ``-1`` clear a limit.
 
@@ -358,7 +358,7 @@ class AccountEdits:
         if changes.get("qos") is not None:
             row.qos = ",".join(dict.fromkeys(changes["qos"]))
         if changes.get("qos_add") or changes.get("qos_remove"):
-            from controller.accounts import effective_views  # the inherited list
+            from controller.accounting.accounts import effective_views  # the inherited list
 
             s.flush()
             views = effective_views(s.scalars(select(AssocRow)))

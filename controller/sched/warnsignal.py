@@ -25,9 +25,9 @@ from typing import Any
 
 from sqlalchemy import or_, select
 
-from controller.convert import split_list
-from controller.jobs import AgentOrder
+from controller.jobs.service import AgentOrder
 from controller.store.models import JobRow
+from controller.store.rows import split_list
 
 
 def due_warnings(s: Any, now: float) -> list[AgentOrder]:

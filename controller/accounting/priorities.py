@@ -2,7 +2,7 @@
 
 ``PriorityType=priority/multifactor`` (the default) gives every pending job
 the weighted factor sum of ``slurmlite.scheduler.multifactor`` and keeps its
-breakdown in ``jobs.prio_factors`` (``controller.priority_facts``).  When:
+breakdown in ``jobs.prio_factors`` (``controller.accounting.priority_facts``).  When:
 
 * at submit (``SubmitValidator.build_values`` -> :meth:`PriorityService.at_submit`):
   age is 0 then, so the value depends only on the request's *shape*
@@ -12,7 +12,7 @@ breakdown in ``jobs.prio_factors`` (``controller.priority_facts``).  When:
 * on release, ``scontrol update Priority=/Nice=`` (:meth:`set_row`);
 * every ``PriorityCalcPeriod`` (:meth:`maybe_recalc`, called by the loop
   before each pass; :meth:`recalc`): usage is reset, decayed and charged
-  (``controller.usage_charge``), the fair-share table recomputed from the
+  (``controller.accounting.usage_charge``), the fair-share table recomputed from the
   association tree, and every pending job re-evaluated; only rows whose
   priority or breakdown changed are written.
 
@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-from controller.priority_facts import (
+from controller.accounting.priority_facts import (
     Accounting,
     PolicyFacts,
     build_facts,
@@ -52,8 +52,8 @@ from controller.priority_facts import (
     load_accounting,
     request_tres,
 )
+from controller.accounting.usage_charge import ChargeReport, UsageSettings, charge_usage
 from controller.store.models import JobRow
-from controller.usage_charge import ChargeReport, UsageSettings, charge_usage
 from slurmlite.config import Config
 from slurmlite.scheduler.billing import tres_sort_key
 from slurmlite.scheduler.fairshare import (

@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
-from controller.auth import Caller, may_act_on
-from controller.convert import add_flag, split_list
-from controller.jobs import AgentOrder, final_state
-from controller.stepends import running_steps
+from controller.auth.callers import Caller, may_act_on
+from controller.jobs.service import AgentOrder, final_state
+from controller.steps.ends import running_steps
 from controller.store.models import JobRow
+from controller.store.rows import add_flag, split_list
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import AllocationUpdate

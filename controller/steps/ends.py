@@ -1,6 +1,6 @@
 """The end of a job step: its nodes' reports, and steps that will never get them all.
 
-Each node of an srun step (``controller.steps``) reports its part to the
+Each node of an srun step (``controller.steps.create``) reports its part to the
 controller as a ``JobCompletion`` whose ``step_id`` is the step's number and
 whose status is the highest of that node's tasks (``end_part``, called by
 ``JobService`` in the transaction that records the agent's batch of
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
-from controller.convert import drop_flag, split_list
 from controller.store.models import JobRow, StepRow
+from controller.store.rows import drop_flag, split_list
 from slurmlite.protocol import JobCompletion
 from slurmlite.states import OOM_STATUS, is_finished
 

@@ -6,15 +6,15 @@ a completion, a node registering — ``wake()``) and at least every
 
 1. liveness: nodes silent for ``SlurmdTimeout`` go DOWN; their running jobs
    are requeued (batch jobs that allow it) or end in NODE_FAIL; so are jobs
-   their batch host stopped listing (``controller.reconcile``);
+   their batch host stopped listing (``controller.nodes.reconcile``);
 2. time limits: jobs that asked for ``--signal=SIG@secs`` get SIG when
-   their end is that close (``controller.warnsignal``);
+   their end is that close (``controller.sched.warnsignal``);
    running jobs past their end time become TIMEOUT+COMPLETING
    and their nodes are told to terminate them (SIGTERM, ``KillWait``,
    SIGKILL), with Slurm's "DUE TO TIME LIMIT" line in the job's output;
    srun steps that will never hear from all their nodes are closed, and
    allocations whose srun/salloc fell silent end (``InactiveLimit``);
-3. scheduling (``controller.planapply``): priorities are brought up to
+3. scheduling (``controller.sched.apply``): priorities are brought up to
    date, then the pure pass decides — on an event the cheap main pass, every
    ``bf_interval`` seconds (and at start-up) the full backfill pass with its
    estimates; the store records the starts, every pending job's reason and
@@ -23,7 +23,7 @@ a completion, a node registering — ``wake()``) and at least every
    ``snapshot.PendingCache``); the launch orders are built and signed after
    the commit, so submissions wait less for the store.  An allocation
    without a batch script (srun, salloc) starts with no launch and no batch
-   step: its command holds it (``controller.allocations``);
+   step: its command holds it (``controller.steps.allocations``);
 4. dispatch: signed launch orders go to the batch hosts, concurrently, one
    request per node carrying all its orders of this pass (each order keeps
    its own credential).  The loop does not wait for the answers: while an
@@ -58,15 +58,15 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from controller import planapply
-from controller.agents import AgentAddress, AgentError
-from controller.allocations import inactive
-from controller.convert import add_flag, drop_flag, split_list
-from controller.jobs import AgentOrder
-from controller.reconcile import lost_nodes, vanished_here
-from controller.stepends import close_leftovers, running_steps
+from controller.jobs.service import AgentOrder
+from controller.nodes.agent_client import AgentAddress, AgentError
+from controller.nodes.reconcile import lost_nodes, vanished_here
+from controller.sched import apply
+from controller.sched.warnsignal import due_warnings
+from controller.steps.allocations import inactive
+from controller.steps.ends import close_leftovers, running_steps
 from controller.store.models import JobRow, StepRow
-from controller.warnsignal import due_warnings
+from controller.store.rows import add_flag, drop_flag, split_list
 from slurmlite.protocol import LaunchSpec, SignalSpec
 from slurmlite.scheduler.snapshot import Plan, Snapshot
 from slurmlite.timefmt import fmt_timestamp
@@ -90,7 +90,7 @@ class SchedulerLoop:
         self._last_end = 0.0
         self._last_took = 0.0  # how long the last pass ran (wall clock)
         self._deliveries: set[asyncio.Task[None]] = set()  # orders on their way (kept referenced)
-        self._state = planapply.PassState()  # caches, last full pass, its snapshot and plan
+        self._state = apply.PassState()  # caches, last full pass, its snapshot and plan
         self._first_event: float | None = None  # monotonic time of the first unserved wake()
         self.wake_latency: float | None = None  # event -> pass start of the last woken pass
         self.wake_idle = True  # that event found the loop idle (not during a pass)
@@ -231,14 +231,14 @@ class SchedulerLoop:
 
     def _steps_and_allocations(self) -> list[AgentOrder]:
         """Steps that will never hear from all their nodes are closed; allocations
-        silent past InactiveLimit end (``controller.stepends``, ``controller.allocations``)."""
+        silent past InactiveLimit end (``controller.steps.ends``, ``controller.steps.allocations``)."""
         if close_leftovers(self.ctl):
             self.wake()  # an allocation may have freed its nodes
         return inactive(self.ctl)
 
     def _schedule(self) -> list[tuple[LaunchSpec, AgentAddress]]:
-        """Step 3: the pass and its plan in the store (``controller.planapply``)."""
-        return planapply.schedule(self.ctl, self._state)
+        """Step 3: the pass and its plan in the store (``controller.sched.apply``)."""
+        return apply.schedule(self.ctl, self._state)
 
     # --------------------------------------------------------- dispatch
 

@@ -9,7 +9,7 @@ would otherwise eat a third of a core.  So slurmctld uses httptools, and
 uvloop when it is installed (both come with ``uvicorn[standard]``).
 
 Authentication does not change: ``PeerCredHttpToolsProtocol`` does for the
-httptools protocol exactly what ``controller.auth.PeerCredProtocol`` does
+httptools protocol exactly what ``controller.auth.callers.PeerCredProtocol`` does
 for h11 — read ``SO_PEERCRED`` when the connection is made and put the
 peer's (pid, uid, gid) in this connection's copy of the app state, which
 every request's ``request.state`` starts from.  A TCP peer has no such
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.auth import PeerCredProtocol, transport_credentials
+from controller.auth.callers import PeerCredProtocol, transport_credentials
 
 
 def http_protocol() -> type:

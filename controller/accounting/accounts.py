@@ -36,7 +36,7 @@ their own catalog: changes made through another controller show after a
 restart -- the same holds for Slurm's slurmctld cache of slurmdbd.)
 
 The partition plays no part yet: slurmlite has no per-partition
-associations.  Adding, changing and deleting are in ``controller.accounts_edit``.
+associations.  Adding, changing and deleting are in ``controller.accounting.account_edits``.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from controller.accounts_edit import AccountEdits
+from controller.accounting.account_edits import AccountEdits
 from controller.store.db import Database
 from controller.store.models import AssocRow, QosRow, UserRow
 from slurmlite import errors

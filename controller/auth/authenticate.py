@@ -1,7 +1,7 @@
 """Who is asking over TCP: munge credentials and JSON Web Tokens (``AuthType``).
 
 On the controller's Unix socket the kernel names the caller (``SO_PEERCRED``,
-``controller.auth``) whatever ``AuthType`` says.  A command on another host
+``controller.auth.callers``) whatever ``AuthType`` says.  A command on another host
 reaches the TCP listener instead and must bring proof in a header:
 
 * ``X-Slurmlite-Munge: MUNGE:...`` when ``AuthType=auth/munge``: a fresh
@@ -16,7 +16,7 @@ reaches the TCP listener instead and must bring proof in a header:
 
 Either way the answer is a ``Caller`` (uid, primary gid, name, admin), the
 same object a Unix-socket caller gets, so the one authorization rule
-(``controller.auth.may_act_on``) needs to know nothing about how it was
+(``controller.auth.callers.may_act_on``) needs to know nothing about how it was
 proven.  A bad proof is a ``SlurmError``: ``ESLURM_AUTH_EXPIRED`` for an
 expired token or credential, ``ESLURM_AUTH_CRED_INVALID`` for everything
 else (forged, replayed, unknown user, method not configured); the API turns
@@ -47,7 +47,7 @@ import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from controller.auth import AdminPolicy, Caller, uid_of
+from controller.auth.callers import AdminPolicy, Caller, uid_of
 from slurmlite import errors, jwt, munge
 from slurmlite.config import Config, ConfigError
 from slurmlite.credential import CredentialError

@@ -41,8 +41,8 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from controller.auth import Caller
-from controller.jobs import JobService
+from controller.auth.callers import Caller
+from controller.jobs.service import JobService
 from slurmlite.protocol import JobSubmit
 
 MAX_BATCH = 256  # submissions per transaction, at most

@@ -9,7 +9,7 @@ a malformed hostlist (``HostlistError``: 400, ESLURM_INVALID_NODE_NAME).
 Request bodies are capped (``slurmlite.bodylimit``: 1 MiB, a submission
 16 MiB; 413 beyond).
 ``app.state.submits`` is the group-commit queue that ``POST /v1/jobs``
-feeds (``controller.submitqueue``).
+feeds (``controller.jobs.submit_queue``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from controller.api import (
 from controller.api.deps import get_node, get_user
 from controller.api.fastsubmit import MAX_SUBMIT_BODY
 from controller.context import Controller
-from controller.submitqueue import SubmitQueue
+from controller.jobs.submit_queue import SubmitQueue
 from slurmlite import errors
 from slurmlite.bodylimit import BodyLimit
 from slurmlite.errors import SlurmError, http_status

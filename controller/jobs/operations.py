@@ -7,7 +7,7 @@ checked in Slurm's order (spec §1.7-§1.8, ``S:src/slurmctld/job_mgr.c``):
 1. the job must be known: a finished job past ``MinJobAge`` is gone, as it
    is for ``scontrol show job`` -> ``ESLURM_INVALID_JOB_ID``;
 2. hold, release and update refuse a finished job (``ESLURM_JOB_FINISHED``);
-3. ``may_act_on`` (``controller.auth``), the one authorization rule:
+3. ``may_act_on`` (``controller.auth.callers``), the one authorization rule:
    another user's job is ``ESLURM_USER_ID_MISSING`` ("Invalid user id") for
    hold/release/update and ``ESLURM_ACCESS_DENIED`` for requeue, as Slurm
    answers each RPC;
@@ -46,7 +46,7 @@ checked in Slurm's order (spec §1.7-§1.8, ``S:src/slurmctld/job_mgr.c``):
      (``ESLURM_JOB_HELD``).  Nice: anyone may set 0 or more (a lower
      priority), only an operator a negative value (``ESLURM_ACCESS_DENIED``);
      a job whose priority an operator set ignores it.  The new priority of
-     a pending job is computed at once (``controller.priorities``).
+     a pending job is computed at once (``controller.accounting.priorities``).
 
 Example: bob (uid 1002) holds alice's pending job 7 -> ``[OpResult(7,
 ESLURM_USER_ID_MISSING)]``, nothing changes; alice holds it ->
@@ -59,11 +59,11 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from controller.auth import Caller, may_act_on
-from controller.convert import split_list
-from controller.jobs import AgentOrder, JobService
-from controller.snapshot import pending_job
+from controller.auth.callers import Caller, may_act_on
+from controller.jobs.service import AgentOrder, JobService
+from controller.sched.gather import pending_job
 from controller.store.models import JobRow
+from controller.store.rows import split_list
 from slurmlite import errors
 from slurmlite.scheduler.priority import initial_priority
 from slurmlite.states import is_finished

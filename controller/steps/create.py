@@ -13,7 +13,7 @@ Creating (``create_step``), in one transaction:
    ended (or past its end time) -> ``ESLURM_ALREADY_DONE``, as Slurm answers
    srun;
 2. what the job's running steps of this run hold is summed from their
-   ``usage`` (``busy_of``) and the step is placed (``controller.stepplace``:
+   ``usage`` (``busy_of``) and the step is placed (``controller.steps.place``:
    ``ESLURM_NODES_BUSY``, HTTP 409, when only running steps are in the way);
 3. its number is one more than the highest the job has had (0 first), read
    from the store, so ids keep increasing across controller restarts and
@@ -24,7 +24,7 @@ Creating (``create_step``), in one transaction:
    (``Signer.step``).
 
 Its end (each node's report, ``end_part``) and the closing of steps that
-will never hear from all their nodes are in ``controller.stepends``.
+will never hear from all their nodes are in ``controller.steps.ends``.
 
 Example: job 7 holds 2 CPUs on n1 and n2.  ``srun -n4 hostname`` -> step
 7.0, ranks 0-1 on n1 and 2-3 on n2, holding all 4 CPUs; a second ``srun
@@ -39,11 +39,11 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
-from controller.auth import Caller, may_act_on
-from controller.convert import allocs_of, job_info, split_list
-from controller.stepends import running_steps
-from controller.stepplace import Held, Placement, place
+from controller.auth.callers import Caller, may_act_on
+from controller.steps.ends import running_steps
+from controller.steps.place import Held, Placement, place
 from controller.store.models import JobRow, NodeRow, StepRow
+from controller.store.rows import allocs_of, job_info, split_list
 from slurmlite import errors
 from slurmlite.batchscript import InputLimitError, check_environment
 from slurmlite.errors import SlurmError

@@ -63,9 +63,9 @@ from sqlalchemy.pool import Pool
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import BinaryExpression, BindParameter, BooleanClauseList, TextClause
 
-from controller.convert import LISTING_COLUMNS, split_list
 from controller.store.db import Database
 from controller.store.models import JobRow
+from controller.store.rows import LISTING_COLUMNS, split_list
 from slurmlite.states import is_finished
 
 TABLE = JobRow.__table__

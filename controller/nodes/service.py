@@ -14,7 +14,7 @@ configuration says is drained with Slurm's reasons ("Low RealMemory", ...),
 unless ``SlurmdParameters=config_overrides`` is set.
 
 Each registration and heartbeat also says which jobs the node holds;
-``reconcile`` (``controller.reconcile``) compares that with the store.  They
+``reconcile`` (``controller.nodes.reconcile``) compares that with the store.  They
 also carry the node's load and free memory (``agent.machine``), kept in
 memory with the last value winning: like Slurm, a controller restart shows
 ``N/A`` until the node speaks again.
@@ -49,10 +49,10 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from controller.convert import allocs_of, split_list
-from controller.reconcile import Reconciler
+from controller.nodes.reconcile import Reconciler
 from controller.store.db import Database
 from controller.store.models import JobRow, NodeRow
+from controller.store.rows import allocs_of, split_list
 from slurmlite.config import Config
 from slurmlite.protocol import NodeInfo, NodeRegister, NodeUpdate, PartitionInfo
 
@@ -445,6 +445,6 @@ def _registration_problem(row: NodeRow, msg: NodeRegister) -> str | None:
 def _user_of(uid: int | None) -> str | None:
     if uid is None:
         return None
-    from controller.auth import user_name
+    from controller.auth.callers import user_name
 
     return user_name(uid)

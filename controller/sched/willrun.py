@@ -31,8 +31,8 @@ import dataclasses
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from controller import snapshot
-from controller.snapshot import pending_job
+from controller.sched import gather
+from controller.sched.gather import pending_job
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.hostlist import compress
@@ -42,7 +42,7 @@ from slurmlite.scheduler.snapshot import Policy, Snapshot
 from slurmlite.timefmt import fmt_timestamp
 
 if TYPE_CHECKING:
-    from controller.submit import SubmitValidator
+    from controller.jobs.validate import SubmitValidator
 
 # reasons that name why the job can never start as things are, with Slurm's error
 _ERRORS = {
@@ -57,7 +57,7 @@ def test_only_message(
     """The "to start at" line for the request ``values`` (a job row's columns)."""
     row = SimpleNamespace(**values)  # read as pending_job reads a job row
     probe = dataclasses.replace(pending_job(row), held=None, begin_time=None)
-    snap, _ = snapshot.take(validator.nodes.db, validator.cfg, validator.nodes, now, extra=(probe,))
+    snap, _ = gather.take(validator.nodes.db, validator.cfg, validator.nodes, now, extra=(probe,))
     plan = backfill_pass(snap, _examining(snap, probe.job_id, validator.policy))
     part = values["partition"]
     start = next((s for s in plan.starts if s.job_id == job_id), None)

@@ -4,7 +4,7 @@ The controller knows everything the batch shell's environment needs (the
 allocation, the node, the cluster), so it builds the final environment here
 (``slurmlite.jobenv``), expands the output patterns (``slurmlite.filepattern``)
 and signs the whole order with a credential only the batch host can check
-(``controller.agents.Signer``).  The agent only
+(``controller.nodes.agent_client.Signer``).  The agent only
 adds what exists once the process does (``SLURM_TASK_PID``).
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from controller.convert import job_info
 from controller.store.models import JobRow, NodeRow
+from controller.store.rows import job_info
 from slurmlite.filepattern import default_output, expand_pattern, resolve_output
 from slurmlite.gresconf import gpu_env_style_for
 from slurmlite.jobenv import batch_environment

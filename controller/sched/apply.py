@@ -15,7 +15,7 @@ around it, in the order of one pass:
    ``bf_interval`` has gone by since the last full one.  ``bf_interval=-1``
    disables backfill (every pass is the main pass); ``sched/builtin`` runs
    its only pass every time.  Every pass of those two is a full one;
-3. the snapshot (``controller.snapshot.take``) and the pass;
+3. the snapshot (``controller.sched.gather.take``) and the pass;
 4. one transaction: the starting jobs become RUNNING with their
    allocation (and a batch step unless srun/salloc holds them); every
    pending job's reason is written *if it changed*; so are the estimates —
@@ -52,9 +52,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, select, update
 
-from controller import snapshot
-from controller.agents import AgentAddress
-from controller.launch import build_launch
+from controller.nodes.agent_client import AgentAddress
+from controller.sched import gather
+from controller.sched.launch import build_launch
 from controller.store.models import JobRow, NodeRow, StepRow
 from slurmlite.hostlist import compress_sorted
 from slurmlite.protocol import LaunchSpec
@@ -78,7 +78,7 @@ Estimate = tuple[float | None, str | None]  # (sched_start, sched_nodes) as stor
 class PassState:
     """What the loop keeps from pass to pass."""
 
-    pending: snapshot.PendingCache = field(default_factory=snapshot.PendingCache)
+    pending: gather.PendingCache = field(default_factory=gather.PendingCache)
     last_full: float | None = None  # ctl.clock() when the last full pass ran (None: not yet)
     snapshot: Snapshot | None = None  # the last full pass's input ...
     plan: Plan | None = None  # ... and its answer
@@ -118,8 +118,8 @@ def schedule(ctl: Controller, state: PassState) -> list[Launch]:
     except Exception:  # keep scheduling on the old priorities; logged, retried next pass
         log.exception("event=priority_recalc_failed")
     run, full = choose_pass(ctl, state, now)
-    marks: snapshot.Marks = {}
-    snap, current = snapshot.take(ctl.db, ctl.cfg, ctl.nodes, now, state.pending, marks)
+    marks: gather.Marks = {}
+    snap, current = gather.take(ctl.db, ctl.cfg, ctl.nodes, now, state.pending, marks)
     state.full = full
     if full:
         state.last_full = now
@@ -147,7 +147,7 @@ def _apply(
     snap: Snapshot,
     plan: Plan,
     current: dict[int, tuple[str, str | None]],
-    marks: snapshot.Marks,
+    marks: gather.Marks,
     full: bool,
     now: float,
 ) -> tuple[list[JobRow], dict[str, NodeRow]]:
@@ -231,7 +231,7 @@ def _write_reasons(
 
 
 def wanted_estimates(
-    plan: Plan, marks: snapshot.Marks, full: bool, horizon: float = math.inf
+    plan: Plan, marks: gather.Marks, full: bool, horizon: float = math.inf
 ) -> dict[int, Estimate]:
     """The (sched_start, sched_nodes) to write, for the pending jobs whose value changes.
 

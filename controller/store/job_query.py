@@ -41,10 +41,10 @@ from typing import Any
 
 from sqlalchemy import select
 
-from controller.convert import dict_of, row_maker, split_list, step_dict
-from controller.livejobs import COLUMNS, LIVE_STATES, TABLE, Live, view_of
 from controller.store.db import Database
+from controller.store.live_cache import COLUMNS, LIVE_STATES, TABLE, Live, view_of
 from controller.store.models import StepRow
+from controller.store.rows import dict_of, row_maker, split_list, step_dict
 from slurmlite.states import DEFAULT_SQUEUE_STATES, job_matches_states
 
 # exactly json.dumps(x, separators=(",", ":")), without building an encoder per call
