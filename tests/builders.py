@@ -14,6 +14,16 @@ Defaults: nodes are up, idle, weight 1, in config order of the list given to
 priority 1, submitted at ``1000.0 + job id`` (so FIFO by id unless a test
 says otherwise); ``a_snapshot`` without partitions makes one ``debug``
 partition holding every node; ``now`` is 10_000.0.
+
+Running jobs hold resources; a snapshot given them derives every node's
+``alloc_*`` from their allocations, by the rule the simulator uses
+(``snapshot.with_allocations``), so a test never states a node's use twice::
+
+    snap = a_snapshot(
+        nodes=[a_node("n1", cpus=4, gpus=2)],
+        running=[a_running_job(1, an_alloc("n1", cpus=3, gpus=[1]), ends_in=3600)],
+    )
+    # n1: alloc_cpus = 3, alloc_gpus = {1}: one CPU and GPU 0 are free
 """
 
 from __future__ import annotations
@@ -22,12 +32,15 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from slurmlite.protocol import NodeAlloc
 from slurmlite.scheduler.snapshot import (
     NodeView,
     PartitionView,
     PendingJob,
     Policy,
+    RunningJob,
     Snapshot,
+    with_allocations,
 )
 
 NOW = 10_000.0
@@ -111,13 +124,56 @@ def a_policy(**kw: Any) -> Policy:
     return Policy(**kw)
 
 
+def an_alloc(node: str, cpus: int = 1, mem: int = 0, gpus: Iterable[int] = ()) -> NodeAlloc:
+    """What one job holds on one node: CPUs, MiB of memory, GPU indices."""
+    return NodeAlloc(node, cpus, mem, list(gpus))
+
+
+def a_running_job(
+    job_id: int,
+    *allocs: NodeAlloc,
+    start_time: float | None = None,
+    ends_in: float | None = None,
+    now: float = NOW,
+    **kw: Any,
+) -> RunningJob:
+    """A running job holding ``allocs`` (default: 1 CPU on ``n1``).
+
+    It started a minute before ``now`` unless ``start_time`` says otherwise,
+    and ends ``ends_in`` seconds after ``now`` at the latest (``None``:
+    UNLIMITED); ``end_time=`` gives the end as a time instead.  Any other
+    ``RunningJob`` field may be given by keyword.
+    """
+    if "end_time" not in kw:
+        kw["end_time"] = None if ends_in is None else now + ends_in
+    return RunningJob(
+        job_id,
+        start_time=now - 60 if start_time is None else start_time,
+        allocs=allocs or (an_alloc("n1"),),
+        **kw,
+    )
+
+
 def a_snapshot(
     nodes: Sequence[NodeView] = (),
     pending: Iterable[PendingJob] = (),
     partitions: Sequence[PartitionView] | None = None,
     now: float = NOW,
+    *,
+    running: Iterable[RunningJob] = (),
+    qos: dict[str, object] | None = None,
 ) -> Snapshot:
-    """A snapshot; nodes get config indices and partition lists filled in."""
+    """A snapshot; nodes get config indices and partition lists filled in.
+
+    With ``running`` the nodes' ``alloc_*`` are what those jobs hold
+    (``with_allocations``); a node must then not state its own use as well.
+    """
+    running = tuple(running)
+    if running:
+        stated = [n.name for n in nodes if n.alloc_cpus or n.alloc_mem or n.alloc_gpus]
+        if stated:
+            raise ValueError(f"nodes {stated} state alloc_* and running jobs are given too")
+        nodes = with_allocations(nodes, running)
     if partitions is None:
         partitions = [a_partition("debug", [n.name for n in nodes])]
     numbered = []
@@ -131,7 +187,12 @@ def a_snapshot(
             )
         )
     return Snapshot(
-        now=now, nodes=tuple(numbered), partitions=tuple(partitions), pending=tuple(pending)
+        now=now,
+        nodes=tuple(numbered),
+        partitions=tuple(partitions),
+        pending=tuple(pending),
+        running=running,
+        qos=dict(qos or {}),
     )
 
 

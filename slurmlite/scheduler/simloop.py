@@ -16,7 +16,8 @@ The loop:
    ``now = t``, the pending jobs, every running job as a ``RunningJob``
    whose ``end_time`` is start + *time limit* (what the scheduler may know,
    not the real run time), and the nodes with ``alloc_*`` summed from the
-   running jobs' allocations.  Run the pass once.
+   running jobs' allocations (``snapshot.with_allocations``, the rule the
+   test builders use too).  Run the pass once.
 4. Start the plan's starts at ``t`` (a completion event at ``t`` + run
    time), and record each pending job's estimate (``Plan.estimates``).
 
@@ -46,7 +47,6 @@ property tests of the scheduler drive it over random clusters and queues.
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -61,6 +61,7 @@ from slurmlite.scheduler.snapshot import (
     Policy,
     RunningJob,
     Snapshot,
+    with_allocations,
 )
 
 
@@ -118,9 +119,7 @@ def simulate(
     ``on_pass(snapshot, plan)`` is called after every pass (tests replay the
     snapshots; a replay tool can log them).
     """
-    cluster = tuple(
-        dataclasses.replace(n, alloc_cpus=0, alloc_mem=0, alloc_gpus=frozenset()) for n in nodes
-    )
+    cluster = with_allocations(nodes, ())  # idle: nothing runs yet
     parts = tuple(partitions)
     jobs = _checked(workload)
     arrivals = sorted(jobs.values(), key=lambda w: (w.submit_time, w.job_id))
@@ -150,7 +149,7 @@ def simulate(
 
         snapshot = Snapshot(
             now=now,
-            nodes=_with_allocations(cluster, running.values()),
+            nodes=with_allocations(cluster, running.values()),
             partitions=parts,
             pending=tuple(pending.values()),
             running=tuple(running.values()),
@@ -201,28 +200,3 @@ def _checked(workload: Iterable[WorkloadJob]) -> dict[int, WorkloadJob]:
             )
         jobs[w.job_id] = w
     return jobs
-
-
-def _with_allocations(
-    cluster: tuple[NodeView, ...], running: Iterable[RunningJob]
-) -> tuple[NodeView, ...]:
-    """The nodes with what the running jobs hold on them."""
-    cpus: dict[str, int] = {}
-    mem: dict[str, int] = {}
-    gpus: dict[str, set[int]] = {}
-    for job in running:
-        for a in job.allocs:
-            cpus[a.node] = cpus.get(a.node, 0) + a.cpus
-            mem[a.node] = mem.get(a.node, 0) + a.mem
-            gpus.setdefault(a.node, set()).update(a.gpus)
-    return tuple(
-        dataclasses.replace(
-            n,
-            alloc_cpus=cpus.get(n.name, 0),
-            alloc_mem=mem.get(n.name, 0),
-            alloc_gpus=frozenset(gpus.get(n.name, ())),
-        )
-        if n.name in cpus
-        else n
-        for n in cluster
-    )

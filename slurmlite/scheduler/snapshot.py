@@ -22,6 +22,11 @@ The scheduler is a pure function ``schedule_pass(snapshot, policy) -> plan``
 * ``Plan`` — the answer: jobs to start with their per-node allocations, and a
   reason (Slurm's name, spec §1.4) for every pending job that does not start.
 
+A node's ``alloc_*`` fields are what the running jobs hold on it, summed:
+``with_allocations(nodes, running)`` states that rule once, for the
+simulator and the test builders (a node shared by a 2-CPU and a 1-CPU job
+has ``alloc_cpus == 3``; GPU indices are united, not counted).
+
 Worked example: two idle nodes of 4 CPUs, one pending job ``-n 2``::
 
     Snapshot(now=0.0, nodes=(n1, n2), partitions=(debug,), pending=(job7,))
@@ -34,7 +39,8 @@ seconds — the same conventions as ``slurmlite.protocol``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from slurmlite.protocol import NodeAlloc
@@ -237,3 +243,31 @@ class Plan:
     @property
     def started_ids(self) -> list[int]:
         return [s.job_id for s in self.starts]
+
+
+def with_allocations(
+    nodes: Iterable[NodeView], running: Iterable[RunningJob]
+) -> tuple[NodeView, ...]:
+    """``nodes`` with ``alloc_*`` set to exactly what ``running`` holds on each.
+
+    CPUs and memory are summed over every allocation on the node, GPU
+    indices united; a node no job holds gets zeros (and is returned as it
+    is when it already has them).  Allocations on a node not in ``nodes``
+    are ignored.  Example: jobs holding ``n1: 2 CPUs, GPU 0`` and ``n1: 1
+    CPU, GPU 3`` give n1 ``alloc_cpus=3, alloc_gpus={0, 3}``.
+    """
+    cpus: dict[str, int] = {}
+    mem: dict[str, int] = {}
+    gpus: dict[str, set[int]] = {}
+    for job in running:
+        for a in job.allocs:
+            cpus[a.node] = cpus.get(a.node, 0) + a.cpus
+            mem[a.node] = mem.get(a.node, 0) + a.mem
+            gpus.setdefault(a.node, set()).update(a.gpus)
+    out = []
+    for n in nodes:
+        held = (cpus.get(n.name, 0), mem.get(n.name, 0), frozenset(gpus.get(n.name, ())))
+        if held != (n.alloc_cpus, n.alloc_mem, n.alloc_gpus):
+            n = dataclasses.replace(n, alloc_cpus=held[0], alloc_mem=held[1], alloc_gpus=held[2])
+        out.append(n)
+    return tuple(out)

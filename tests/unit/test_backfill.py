@@ -15,11 +15,18 @@ from typing import Any
 import pytest
 
 import slurmlite.scheduler.passes as passes
-from slurmlite.protocol import NodeAlloc
 from slurmlite.scheduler.backfill import BackfillParams, backfill_pass
 from slurmlite.scheduler.registry import scheduler_for
 from slurmlite.scheduler.snapshot import NodeView, PendingJob, Plan, Policy, RunningJob, Snapshot
-from tests.builders import a_job, a_node, a_partition, a_policy, a_snapshot
+from tests.builders import (
+    a_job,
+    a_node,
+    a_partition,
+    a_policy,
+    a_running_job,
+    a_snapshot,
+    an_alloc,
+)
 
 NOW = 36_000.0
 HOUR = 3600.0
@@ -35,9 +42,7 @@ def gpu_job(job_id: int, gpus: int, minutes: int | None, **kw: Any) -> PendingJo
 
 def running(job_id: int, node: str, gpus: Sequence[int], ends_in: float | None) -> RunningJob:
     """A running 1-CPU job holding ``gpus`` on ``node``, ending ``ends_in`` s from now."""
-    end = None if ends_in is None else NOW + ends_in
-    alloc = NodeAlloc(node, 1, 1000, list(gpus))
-    return RunningJob(job_id, start_time=NOW - 60, end_time=end, allocs=(alloc,))
+    return a_running_job(job_id, an_alloc(node, 1, 1000, gpus), ends_in=ends_in, now=NOW)
 
 
 def snapshot(
@@ -47,21 +52,7 @@ def snapshot(
     partitions: Any = None,
 ) -> Snapshot:
     """Nodes get the alloc_* fields the running jobs imply."""
-    used: dict[str, list[NodeAlloc]] = {}
-    for r in runs:
-        for a in r.allocs:
-            used.setdefault(a.node, []).append(a)
-    nodes = [
-        dataclasses.replace(
-            n,
-            alloc_cpus=sum(a.cpus for a in used.get(n.name, [])),
-            alloc_mem=sum(a.mem for a in used.get(n.name, [])),
-            alloc_gpus=frozenset(g for a in used.get(n.name, []) for g in a.gpus),
-        )
-        for n in nodes
-    ]
-    snap = a_snapshot(nodes, pending, partitions, now=NOW)
-    return dataclasses.replace(snap, running=tuple(runs))
+    return a_snapshot(nodes, pending, partitions, now=NOW, running=runs)
 
 
 def backfill(snap: Snapshot, **params: Any) -> Plan:
@@ -333,8 +324,8 @@ def test_a_spread_job_is_planned_when_enough_cpus_free_on_all_its_nodes_together
     # number of nodes) needs 2 + 2 CPUs: each node has 1 CPU free from now on, which
     # is not enough; only at +1 h, when both give their CPU back, does it fit.
     runs = [
-        RunningJob(1, start_time=NOW, end_time=NOW + HOUR, allocs=(NodeAlloc("n1", 1, 100, []),)),
-        RunningJob(2, start_time=NOW, end_time=NOW + HOUR, allocs=(NodeAlloc("n2", 1, 100, []),)),
+        a_running_job(1, an_alloc("n1", 1, 100), start_time=NOW, ends_in=HOUR, now=NOW),
+        a_running_job(2, an_alloc("n2", 1, 100), start_time=NOW, ends_in=HOUR, now=NOW),
     ]
     nodes = [a_node("n1", cpus=2, mem=1000), a_node("n2", cpus=2, mem=1000)]
     snap = snapshot(nodes, [a_job(3, ntasks=4, time_limit=10, mem_per_cpu=100)], runs)

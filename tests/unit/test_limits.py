@@ -16,17 +16,17 @@ from slurmlite.scheduler.limits import (
     job_demand,
     parse_tres_limits,
 )
-from slurmlite.scheduler.snapshot import PartitionView, Policy, RunningJob, Snapshot, Start
+from slurmlite.scheduler.snapshot import PartitionView, Policy, RunningJob, Start
 from slurmlite.states import REASONS
-from tests.builders import a_job, a_node
+from tests.builders import a_job, a_node, a_running_job, a_snapshot, an_alloc
 
 
 def running(job_id: int, user: str = "alice", qos: str = "normal", **held: int) -> RunningJob:
     """A running job on n<id> holding ``cpus``/``mem``/``gpus`` (GPU indices 0..gpus-1)."""
-    alloc = NodeAlloc(
-        f"n{job_id}", held.get("cpus", 1), held.get("mem", 0), list(range(held.get("gpus", 0)))
+    alloc = an_alloc(
+        f"n{job_id}", held.get("cpus", 1), held.get("mem", 0), range(held.get("gpus", 0))
     )
-    return RunningJob(job_id, user=user, qos=qos, partition="debug", allocs=(alloc,))
+    return a_running_job(job_id, alloc, user=user, qos=qos, partition="debug")
 
 
 def tracker(*jobs: RunningJob, enforce: bool = True, **limits: object) -> LimitTracker:
@@ -216,17 +216,10 @@ def test_over_part_qos_lets_the_jobs_qos_speak_first():
 
 def test_for_snapshot_reads_the_snapshot_and_the_policy_switch():
     qos = {"normal": QosLimits("normal", max_tres_pu={"gres/gpu:a100": 1})}
-    nodes = (a_node("n1", gpus=2, gpu_type="a100"),)
+    nodes = [a_node("n1", gpus=2, gpu_type="a100")]
     gone = dataclasses.replace(running(2, gpus=1), end_time=9_000.0)  # ended: only completing
-    snap = Snapshot(
-        now=10_000.0,
-        nodes=nodes,
-        partitions=(PartitionView("debug", ("n1",)),),
-        pending=(),
-        running=(dataclasses.replace(running(1, gpus=1), allocs=(NodeAlloc("n1", 1, 0, [0]),)),
-                 gone),
-        qos=qos,
-    )  # fmt: skip
+    on_n1 = dataclasses.replace(running(1, gpus=1), allocs=(an_alloc("n1", 1, 0, [0]),))
+    snap = a_snapshot(nodes, now=10_000.0, running=[on_n1, gone], qos=qos)
     t = LimitTracker.for_snapshot(snap, Policy())
     # the running job holds an a100 (its node's type): 1 + 1 > 1
     assert t.reason(a_job(3, user="alice", gpus_per_node=1, gpu_type="a100")) == (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from slurmlite.protocol import NodeAlloc
-from slurmlite.scheduler.snapshot import NodeView, RunningJob
+from slurmlite.scheduler.snapshot import NodeView, RunningJob, with_allocations
 from slurmlite.scheduler.timeline import (
     INF,
     YEAR,
@@ -16,22 +16,25 @@ from slurmlite.scheduler.timeline import (
     round_down,
     round_up,
 )
-from tests.builders import a_node
+from tests.builders import a_node, a_running_job, an_alloc
 
 NOW = 36_000.0  # 10 h, a multiple of 60 s
 HOUR = 3600.0
 
 
 def held(node: str, gpus: list[int], ends: float | None, cpus: int = 0, mem: int = 0):
-    """A running job on one node and the node's alloc_* fields that go with it."""
-    return RunningJob(
-        job_id=len(gpus) + int(ends or 0), start_time=NOW - 60, end_time=ends,
-        allocs=(NodeAlloc(node, cpus, mem, gpus),),
-    )  # fmt: skip
+    """A running job on one node, started a minute ago, ending at ``ends``."""
+    alloc = an_alloc(node, cpus, mem, gpus)
+    return a_running_job(len(gpus) + int(ends or 0), alloc, end_time=ends, now=NOW)
 
 
-def gpu_node(name: str, busy: list[int] = (), cpus_used: int = 0) -> NodeView:
-    return a_node(name, cpus=32, mem=64000, gpus=8, index=0, alloc_gpus=busy, alloc_cpus=cpus_used)
+def gpu_node(name: str) -> NodeView:
+    return a_node(name, cpus=32, mem=64000, gpus=8, index=0)
+
+
+def timeline(nodes: list[NodeView], runs: list[RunningJob], now: float) -> Timeline:
+    """A 60 s timeline; the nodes hold what ``runs`` hold on them (``with_allocations``)."""
+    return Timeline(with_allocations(nodes, runs), runs, now, 60)
 
 
 def test_rounding_and_masks():
@@ -43,9 +46,8 @@ def test_rounding_and_masks():
 def test_running_jobs_give_back_at_their_end_rounded_up():
     # n1: GPUs 0-5 held by a job ending at now + 1 h + 10 s -> free again at the next
     # minute, now + 3660 s.  Before: 2 free GPUs (6, 7) and 32 - 12 = 20 CPUs.
-    node = gpu_node("n1", busy=[0, 1, 2, 3, 4, 5], cpus_used=12)
     run = held("n1", [0, 1, 2, 3, 4, 5], NOW + HOUR + 10, cpus=12)
-    tl = Timeline([node], [run], NOW, 60)
+    tl = timeline([gpu_node("n1")], [run], NOW)
     assert tl.ts[0] == [NOW, NOW + 3660]
     assert tl.window(0, NOW, NOW + 60) == (20, 64000, 0b11000000)
     assert tl.window(0, NOW + 3660, NOW + 7200) == (32, 64000, 0xFF)
@@ -58,7 +60,7 @@ def test_unlimited_and_overdue_jobs():
     # is still there now and frees at the next minute, never "now".
     unlimited = held("n1", [0], None)
     overdue = held("n1", [1], NOW - 600)
-    tl = Timeline([gpu_node("n1", busy=[0, 1])], [unlimited, overdue], NOW + 30, 60)
+    tl = timeline([gpu_node("n1")], [unlimited, overdue], NOW + 30)
     assert tl.ts[0] == [NOW + 30, NOW + 60, round_up(NOW - 60 + YEAR, 60)]
     assert tl.gpu[0] == [0b11111100, 0b11111110, 0xFF]
 
@@ -70,8 +72,7 @@ def test_down_nodes_are_never_free():
 
 def test_the_worked_example_of_the_module_docstring():
     # 6 of 8 GPUs busy until +1 h; reserve all 8 over [+1 h, +2 h) for a blocked job.
-    node = gpu_node("n1", busy=[0, 1, 2, 3, 4, 5])
-    tl = Timeline([node], [held("n1", [0, 1, 2, 3, 4, 5], NOW + HOUR)], NOW, 60)
+    tl = timeline([gpu_node("n1")], [held("n1", [0, 1, 2, 3, 4, 5], NOW + HOUR)], NOW)
     tl.reserve([NodeAlloc("n1", 1, 1000, list(range(8)))], NOW + HOUR, NOW + 2 * HOUR)
     assert [mask.bit_count() for mask in tl.gpu[0]] == [2, 0, 8]
     # gaps for "2 GPUs": before the reservation and after it
@@ -94,9 +95,9 @@ def test_reserve_subtracts_per_resource_or_whole_node():
 
 def test_multi_node_sweep_needs_enough_nodes_open_at_once():
     # n1 frees at +1 h, n2 at +2 h, n3 is reserved over [+2 h, +3 h) but free before.
-    nodes = [gpu_node("n1", busy=range(8)), gpu_node("n2", busy=range(8)), gpu_node("n3")]
+    nodes = [gpu_node("n1"), gpu_node("n2"), gpu_node("n3")]
     runs = [held("n1", list(range(8)), NOW + HOUR), held("n2", list(range(8)), NOW + 2 * HOUR)]
-    tl = Timeline(nodes, runs, NOW, 60)
+    tl = timeline(nodes, runs, NOW)
     tl.reserve([NodeAlloc("n3", 32, 64000, list(range(8)))], NOW + 2 * HOUR, NOW + 3 * HOUR)
     index = tl.index_for("8gpu", [0, 1, 2], lambda n: (1, 1, 8))
     # two nodes for 1 h: n3 now..+2h and n1 from +1h overlap over [+1h, +2h) -> +1 h
