@@ -29,10 +29,10 @@ from pathlib import Path
 from bench.common import Figure, fmt
 from controller.auth.callers import Caller
 from controller.context import Controller
-from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite.config import parse_config
 from slurmlite.protocol import JobSubmit, NodeRegister
+from tests.recording_agents import RecordingAgentClient
 
 CONF = """
 ClusterName=wakeup

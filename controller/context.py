@@ -2,7 +2,7 @@
 
 ``Controller`` is what the API routes receive (through a FastAPI dependency)
 and what tests build directly with a temporary store, a ``FakeClock``-style
-``clock`` and a ``RecordingAgentClient``.
+``clock`` and a ``RecordingAgentClient`` (``tests/recording_agents.py``).
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ in ``sign_request``), so an agent answers nothing but ``/health`` and
 node's two keys from the cluster key.
 
 ``AgentClient`` is the seam (DESIGN.md §4 rule 9): ``HttpAgentClient`` talks
-HTTP; tests use ``RecordingAgentClient`` and assert exactly what was sent.
+HTTP; tests use ``tests.recording_agents.RecordingAgentClient`` and assert
+exactly what was sent.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import hashlib
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
@@ -243,35 +244,6 @@ def _by_size(specs: list[LaunchSpec], limit: int) -> list[list[LaunchSpec]]:
         chunks[-1].append(spec)
         used += size
     return [c for c in chunks if c]
-
-
-@dataclass
-class RecordingAgentClient:
-    """Test double: records every order; ``fail_nodes`` simulates unreachable agents."""
-
-    sent: list[tuple[str, str, Any]] = field(default_factory=list)
-    fail_nodes: set[str] = field(default_factory=set)
-
-    async def launch(self, to: AgentAddress, spec: LaunchSpec) -> None:
-        if to.node in self.fail_nodes:
-            raise AgentError(f"node {to.node} unreachable")
-        self.sent.append(("launch", to.node, spec))
-
-    async def launch_many(
-        self, to: AgentAddress, specs: list[LaunchSpec]
-    ) -> list[AgentError | None]:
-        if to.node in self.fail_nodes:
-            raise AgentError(f"node {to.node} unreachable")
-        self.sent.extend(("launch", to.node, spec) for spec in specs)
-        return [None] * len(specs)
-
-    async def signal(self, to: AgentAddress, spec: SignalSpec) -> None:
-        if to.node in self.fail_nodes:
-            raise AgentError(f"node {to.node} unreachable")
-        self.sent.append(("signal", to.node, spec))
-
-    async def close(self) -> None:
-        return None
 
 
 def now() -> float:

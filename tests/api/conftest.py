@@ -21,12 +21,12 @@ from controller.api.app import create_app
 from controller.api.deps import get_user
 from controller.auth.callers import Caller
 from controller.context import Controller
-from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite.clock import FakeClock
 from slurmlite.config import parse_config
 from slurmlite.protocol import NodeRegister
 from tests.pg import PgServer, find_bindir
+from tests.recording_agents import RecordingAgentClient
 
 KEY = b"t" * 64
 ALICE = Caller(uid=1001, gid=1001, user="alice")

@@ -34,7 +34,7 @@ def test_an_allocation_runs_with_nothing_launched_and_no_batch_step(harness):
     jid = allocate(h, nodes_min=2)
     job = h.job(jid)
     assert (job["state"], job["nodes"], job["steps"]) == ("RUNNING", ["n1", "n2"], [])
-    assert h.agents.sent == []  # the command holds it: no launch order
+    h.agents.assert_nothing_else()  # the command holds it: no launch order
     # what srun polls while it waits: the job, with its state
     [listed] = h.client.get("/v1/jobs", params={"ids": jid}).json()["jobs"]
     assert listed["state"] == "RUNNING"
@@ -162,6 +162,8 @@ def test_time_limit_ends_an_allocation_at_once_when_no_step_runs(harness):
     h.tick()
     job = h.job(jid)
     assert (job["state"], job["reason"], job["flags"]) == ("TIMEOUT", "TimeLimit", [])
+    h.agents.take("signal", 1)  # the time limit's terminate order
+    h.agents.assert_nothing_else()
 
 
 def test_an_allocation_is_not_lost_when_its_first_node_lists_nothing(harness):

@@ -74,6 +74,8 @@ def test_node_cannot_report_completion_for_another_node(harness):
     r = _signed(client, "n1", f"/v1/jobs/{jid}/complete", payload, now=h.clock())
     assert r.json() == {"ok": True, "changed": True}
     assert h.job(jid)["state"] == "COMPLETED"
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_client_mistakes_are_4xx_never_500(harness):
@@ -113,6 +115,8 @@ def test_batch_completions_are_node_signed_and_a_node_cannot_report_for_another(
     assert r.status_code == 200
     assert r.json() == {"results": [{"job_id": jid, "restarts": 0, "ok": True, "changed": True}]}
     assert h.job(jid)["state"] == "COMPLETED"
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_batch_completions_answer_per_item_and_repeats_change_nothing(harness):
@@ -143,6 +147,8 @@ def test_batch_completions_answer_per_item_and_repeats_change_nothing(harness):
     assert [(a["ok"], a["changed"]) for a in r.json()["results"]] == [(True, False)] * 2
     assert (h.job(ok)["state"], h.job(bad)["state"]) == ("COMPLETED", "FAILED")
     assert h.job(ok)["exit_code"] == 0
+    h.agents.take("launch", 2)
+    h.agents.assert_nothing_else()
 
 
 def test_caller_names_are_looked_up_once_a_minute(monkeypatch):

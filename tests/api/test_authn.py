@@ -19,7 +19,6 @@ from controller.api.app import create_app
 from controller.api.fastsubmit import SubmitShortcut
 from controller.auth import authenticate
 from controller.context import Controller
-from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite import errors, jwt, munge
 from slurmlite.clock import FakeClock
@@ -27,6 +26,7 @@ from slurmlite.config import ConfigError, parse_config
 from tests.api.conftest import CONF, KEY
 from tests.api.test_submit_shortcut import body, with_peercred
 from tests.munged import Munged, munged_or_skip
+from tests.recording_agents import RecordingAgentClient
 
 NOW = 1_800_000_000.0
 JWT_KEY = b"j" * 32

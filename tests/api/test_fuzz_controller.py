@@ -36,13 +36,13 @@ import pytest
 from controller.api.app import create_app
 from controller.api.fastsubmit import SubmitShortcut
 from controller.context import Controller
-from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite.clock import FakeClock
 from slurmlite.config import parse_config
 from tests.api.conftest import CONF, KEY, register
 from tests.fuzz_asgi import Switch, load_schema, node_signer, on_the_wire, stateful_settings
 from tests.pg import find_bindir
+from tests.recording_agents import RecordingAgentClient
 
 NODE_PATHS = ("/v1/nodes/register", "/v1/nodes/{name}/", "/v1/jobs/{job_id}/complete")
 ROOT_PEER = (4242, 0, 0)  # (pid, uid, gid): root, so admin routes run past authorization

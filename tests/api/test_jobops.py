@@ -44,6 +44,8 @@ def test_owner_hold_is_a_user_hold_the_scheduler_skips_until_released(harness):
     assert (job["reason"], job["priority"] > 0) == ("None", True)
     h.tick()
     assert state(h, jid) == ("RUNNING", "None")
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_admin_hold_cannot_be_released_by_the_owner(harness):
@@ -84,6 +86,8 @@ def test_another_user_can_change_nothing_of_a_job(harness):
         None,
     )
     assert after["end_time"] == before["end_time"]
+    h.agents.take("launch", 1)  # a denied requeue sends nothing
+    h.agents.assert_nothing_else()
 
 
 def test_unknown_and_finished_jobs(harness):
@@ -99,6 +103,8 @@ def test_unknown_and_finished_jobs(harness):
     ]
     h.pass_time(301)  # past MinJobAge=300: the controller no longer knows it
     assert op(h, "release", job_ids=[jid]) == [(jid, errors.ESLURM_INVALID_JOB_ID)]
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 # --------------------------------------------------------------- requeue
@@ -147,6 +153,8 @@ def test_requeue_orders_the_old_run_to_terminate_with_slurms_line(harness):
     assert (order.kind, order.job_id, order.node, order.restarts) == ("terminate", jid, "n1", 0)
     assert order.message.startswith(f"slurmstepd-n1: error: *** JOB {jid} ON n1 CANCELLED AT ")
     assert order.message.endswith(" DUE TO JOB REQUEUE ***")
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_requeue_refusals_and_requeuehold(harness):
@@ -191,6 +199,8 @@ def test_owner_may_lower_a_running_jobs_limit_but_not_raise_it(harness):
     h.as_user(ROOT)  # an operator may raise it: the end moves by 50 minutes
     assert op(h, "update", job_ids=[jid], time_limit=60) == [(jid, 0)]
     assert h.job(jid)["end_time"] == start + 60 * 60
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_owner_may_raise_a_pending_jobs_limit_up_to_the_partitions_max(harness):
@@ -212,6 +222,9 @@ def test_lowered_limit_below_the_run_time_times_the_job_out_at_once(harness):
     assert op(h, "update", job_ids=[jid], time_limit=2) == [(jid, 0)]  # ran 5 min already
     h.tick()
     assert state(h, jid) == ("TIMEOUT", "TimeLimit")
+    h.agents.take("launch", 1)
+    h.agents.take("signal", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_update_name_comment_partition_and_requeue(harness):
@@ -237,6 +250,8 @@ def test_update_name_comment_partition_and_requeue(harness):
     # every change is checked first: the refused partition left the comment alone
     assert op(h, "update", job_ids=[running], comment="x", partition="long")[0][1] != 0
     assert h.job(running)["comment"] is None
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 @pytest.mark.parametrize(

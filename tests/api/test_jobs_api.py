@@ -10,8 +10,9 @@ from slurmlite.protocol import JobCompletion
 from tests.api.conftest import BOB, KEY, ROOT
 
 
-def launches(h):
-    return [spec for kind, _node, spec in h.agents.sent if kind == "launch"]
+def launches(h, n: int):  # type: ignore[no-untyped-def]
+    """The ``n`` launch orders sent so far (taken: ``assert_nothing_else`` sees the rest)."""
+    return [spec for _kind, _node, spec in h.agents.take("launch", n)]
 
 
 def test_submit_then_tick_starts_job_and_sends_one_signed_launch(harness):
@@ -21,7 +22,7 @@ def test_submit_then_tick_starts_job_and_sends_one_signed_launch(harness):
     h.tick()
     job = h.job(jid)
     assert job["state"] == "RUNNING" and job["nodes"] == ["n1"] and job["batch_host"] == "n1"
-    [spec] = launches(h)
+    [spec] = launches(h, 1)
     claims = verify_credential(orders_key(node_key(KEY, "n1")), spec.credential, h.clock())
     assert claims["op"] == "launch" and claims["job"] == jid and claims["nodes"] == ["n1"]
     assert claims["node"] == "n1"  # signed for the batch host alone
@@ -29,6 +30,7 @@ def test_submit_then_tick_starts_job_and_sends_one_signed_launch(harness):
     assert spec.environment["SLURM_JOB_ID"] == str(jid)
     assert spec.environment["SLURM_MEM_PER_CPU"] == "1000"  # DefMemPerCPU applied at submit
     assert spec.std_out == f"/tmp/slurm-{jid}.out"
+    h.agents.assert_nothing_else()
 
 
 def test_completion_sets_final_state_and_is_idempotent(harness):
@@ -51,6 +53,8 @@ def test_completion_sets_final_state_and_is_idempotent(harness):
         768,
     )
     assert [(s["step_id"], s["state"]) for s in failed["steps"]] == [("batch", "FAILED")]
+    h.agents.take("launch", 2)
+    h.agents.assert_nothing_else()
 
 
 def test_completion_from_the_wrong_node_is_ignored(harness):
@@ -62,6 +66,8 @@ def test_completion_from_the_wrong_node_is_ignored(harness):
         other, JobCompletion(node=other, job_id=jid, restarts=0, step_id="batch", exit_code=0)
     )
     assert h.job(jid)["state"] == "RUNNING"
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_gpu_jobs_share_nodes_and_third_waits_for_resources(harness):
@@ -74,8 +80,9 @@ def test_gpu_jobs_share_nodes_and_third_waits_for_resources(harness):
     assert h.job(ids[2])["reason"] == "Resources"
     gpus = sorted((a["node"], tuple(a["gpus"])) for i in ids[:2] for a in h.job(i)["alloc"])
     assert gpus == [("n1", (0, 1)), ("n2", (0, 1))]
-    env = launches(h)[0].environment
+    env = launches(h, 2)[0].environment
     assert env["CUDA_VISIBLE_DEVICES"] == "0,1" and env["SLURM_JOB_GPUS"] == "0,1"
+    h.agents.assert_nothing_else()
 
 
 def test_bad_partition_account_qos_and_impossible_requests_are_refused(harness):
@@ -149,10 +156,12 @@ def test_time_limit_times_out_with_slurms_message(harness):
     h.tick()
     job = h.job(jid)
     assert (job["state"], job["reason"], job["flags"]) == ("TIMEOUT", "TimeLimit", ["COMPLETING"])
-    [(kind, node, spec)] = [x for x in h.agents.sent if x[0] == "signal"]
+    [(kind, node, spec)] = h.agents.take("signal", 1)
     assert node == "n1" and spec.signal is None and spec.kill_wait == 2
     assert spec.message.startswith(f"slurmstepd-n1: error: *** JOB {jid} ON n1 CANCELLED AT ")
     assert spec.message.endswith(" DUE TO TIME LIMIT ***")
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_silent_node_goes_down_and_its_job_is_requeued(harness):
@@ -170,6 +179,8 @@ def test_silent_node_goes_down_and_its_job_is_requeued(harness):
     assert nodes["n1"]["state"] == "DOWN" and nodes["n1"]["reason"] == "Not responding"
     job = h.job(jid)
     assert (job["state"], job["reason"], job["restarts"]) == ("PENDING", "BeginTime", 1)
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_unreachable_agent_gives_the_job_back_to_the_queue(harness):

@@ -149,6 +149,8 @@ def test_finished_jobs_leave_the_listing_after_min_job_age(harness):
     # a larger MinJobAge (scontrol reconfigure) shows it again: 301 s <= 600 s
     h.ctl.jobs.min_job_age = 600
     assert rows(h, ["job_id"]) == [[jid]]
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 # ------------------------------------------ the in-memory view stays exact

@@ -7,10 +7,11 @@ import asyncio
 
 from sqlalchemy import update
 
-from controller.nodes.agent_client import AgentAddress, AgentError, RecordingAgentClient
+from controller.nodes.agent_client import AgentAddress, AgentError
 from controller.sched import gather
 from controller.store.models import JobRow, StepRow
 from slurmlite.protocol import LaunchSpec
+from tests.recording_agents import Order, RecordingAgentClient
 
 
 class SlowAgents(RecordingAgentClient):
@@ -23,7 +24,7 @@ class SlowAgents(RecordingAgentClient):
     async def launch_many(
         self, to: AgentAddress, specs: list[LaunchSpec]
     ) -> list[AgentError | None]:
-        self.sent.extend(("launch", to.node, spec) for spec in specs)
+        self.sent.extend(Order("launch", to.node, spec) for spec in specs)
         await self.answer.wait()
         return [None] * len(specs)
 
@@ -90,6 +91,8 @@ def test_held_jobs_are_left_out_of_the_pass_and_keep_their_reason(harness):
     assert [j.job_id for j in snap.pending] == [free] and held not in current
     h.tick()
     assert h.job(held)["state"] == "PENDING" and h.job(held)["reason"] == "JobHeldUser"
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_a_batch_step_left_from_an_earlier_run_is_replaced_by_the_new_runs(harness):
@@ -120,3 +123,5 @@ def test_a_batch_step_left_from_an_earlier_run_is_replaced_by_the_new_runs(harne
         None,
     )
     assert (step["start_time"], step["nodes"]) == (h.clock(), job["nodes"])
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()

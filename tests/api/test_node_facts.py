@@ -112,6 +112,8 @@ def test_the_loop_notes_a_node_gone_idle_even_if_nobody_lists_nodes(harness):
     h.tick()  # T0+5: nothing pending, yet the liveness step looks again: n1 went idle
     h.pass_time(100)
     assert nodes(h)["n1"]["last_busy_time"] == T0 + 5  # not the listing's T0+105
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_resume_counts_as_idle_now_and_a_restart_as_idle_since_the_start(harness):

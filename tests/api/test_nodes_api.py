@@ -34,6 +34,8 @@ def test_jobs_avoid_a_drained_node(harness):
     assert h.job(jid)["nodes"] == ["n2"]
     n1 = nodes(h)["n1"]
     assert (n1["flags"], n1["reason"], n1["reason_user"]) == (["DRAIN"], "bad fan", "root")
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_drain_needs_a_reason_and_resume_clears_it(harness):

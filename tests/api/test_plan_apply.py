@@ -88,6 +88,8 @@ def test_running_jobs_are_in_the_snapshot_with_their_allocation_and_limit(harnes
         )
     snap, _ = gather.take(h.ctl.db, h.ctl.cfg, h.ctl.nodes, h.clock())
     assert [(r.job_id, r.end_time) for r in snap.running] == [(big, T0 + 5)]
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_estimates_are_written_listed_kept_by_event_passes_and_cleared_on_start(harness, fake):
@@ -118,6 +120,8 @@ def test_estimates_are_written_listed_kept_by_event_passes_and_cleared_on_start(
     job = h.job(waiting)
     assert job["state"] == "RUNNING"
     assert (job["sched_start"], job["sched_nodes"]) == (None, [])
+    h.agents.take("launch", 2)
+    h.agents.assert_nothing_else()
 
 
 def test_a_full_pass_clears_estimates_it_no_longer_gives_and_those_of_held_jobs(harness, fake):
@@ -136,6 +140,8 @@ def test_a_full_pass_clears_estimates_it_no_longer_gives_and_those_of_held_jobs(
     h.tick()  # full pass without estimates: both gone
     assert (h.job(a)["sched_start"], h.job(a)["sched_nodes"]) == (None, [])
     assert h.job(b)["sched_start"] is None
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_bf_interval_minus_one_disables_backfill_and_builtin_has_one_pass(harness, fake):
@@ -153,6 +159,8 @@ def test_bf_interval_minus_one_disables_backfill_and_builtin_has_one_pass(harnes
     h.tick()
     h.tick()
     assert len(fake.calls) == 2  # sched/builtin: its one pass, every time
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_squeue_start_and_scontrol_show_the_estimate(harness, fake):
@@ -177,6 +185,8 @@ def test_squeue_start_and_scontrol_show_the_estimate(harness, fake):
     assert f"StartTime={fmt_timestamp(T0 + 600)} " in text and " SchedNodeList=n1" in text
     text = "\n".join(job_lines(from_dict(JobInfo, h.job(other)), h.clock()))
     assert "StartTime=Unknown " in text and "SchedNodeList" not in text
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def _test_only(h, **fields):  # type: ignore[no-untyped-def]
@@ -201,6 +211,8 @@ def test_test_only_gives_the_estimated_start_of_a_job_that_must_wait(harness, mo
     )
     jobs = h.client.get("/v1/jobs", params={"all_states": True}).json()["jobs"]
     assert answer["job_id"] not in [j["job_id"] for j in jobs]  # nothing was queued
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_test_only_fails_when_the_job_can_never_be_placed(harness, monkeypatch):
@@ -236,6 +248,8 @@ def test_the_real_backfill_pass_estimates_and_backfills_through_the_loop(harness
     job = h.job(wide)
     assert job["state"] == "PENDING" and job["reason"] == "Resources"
     assert (job["sched_start"], job["sched_nodes"]) == (T0 + 600, ["n1", "n2"])
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_estimates_beyond_bf_window_are_not_shown():

@@ -15,7 +15,6 @@ from controller.accounting.priority_facts import encode
 from controller.api.app import create_app
 from controller.api.deps import get_user
 from controller.context import Controller
-from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from controller.store.models import AssocRow
 from slurmlite import errors
@@ -31,6 +30,7 @@ from slurmlite.scheduler.multifactor import (
 )
 from slurmlite.scheduler.usage import decay_factor
 from tests.api.conftest import ALICE, BOB, CONF, KEY, ROOT, Harness, register
+from tests.recording_agents import RecordingAgentClient
 
 SIZE_AND_PART = """
 PriorityWeightJobSize=1000

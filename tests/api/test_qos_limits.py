@@ -150,6 +150,8 @@ def test_a_user_over_max_jobs_per_user_waits_with_slurms_reason(harness):
     assert h.job(a1)["state"] == "RUNNING"
     assert (h.job(a2)["state"], h.job(a2)["reason"]) == ("PENDING", "QOSMaxJobsPerUserLimit")
     assert h.job(b1)["state"] == "RUNNING"
+    h.agents.take("launch", 2)
+    h.agents.assert_nothing_else()
 
 
 def test_a_partition_qos_counts_every_job_of_the_partition_at_submit(harness):
@@ -175,3 +177,5 @@ def test_a_partition_qos_limit_holds_jobs_back_in_the_pass(harness):
     assert h.job(l1)["state"] == "RUNNING"
     assert (h.job(l2)["state"], h.job(l2)["reason"]) == ("PENDING", "QOSMaxJobsPerUserLimit")
     assert h.job(d1)["state"] == "RUNNING"
+    h.agents.take("launch", 2)
+    h.agents.assert_nothing_else()

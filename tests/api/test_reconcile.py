@@ -42,6 +42,8 @@ def test_a_job_its_restarted_node_does_not_list_is_requeued_after_the_grace(harn
     h.tick()
     job = h.job(jid)
     assert (job["state"], job["reason"], job["restarts"]) == ("PENDING", "BeginTime", 1)
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_without_requeue_it_ends_node_fail(harness):
@@ -51,6 +53,8 @@ def test_without_requeue_it_ends_node_fail(harness):
     h.clock.advance(6)
     h.tick()
     assert (h.job(jid)["state"], h.job(jid)["reason"]) == ("NODE_FAIL", "NodeDown")
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_listed_again_or_completed_within_the_grace_it_is_left_alone(harness):
@@ -66,6 +70,8 @@ def test_listed_again_or_completed_within_the_grace_it_is_left_alone(harness):
     h.tick()
     assert h.job(listed)["state"] == "RUNNING"
     assert (h.job(done)["state"], h.job(done)["exit_code"]) == ("FAILED", 3 << 8)
+    h.agents.take("launch", 2)
+    h.agents.assert_nothing_else()
 
 
 def test_a_heartbeat_without_a_job_list_changes_nothing(harness):
@@ -74,6 +80,8 @@ def test_a_heartbeat_without_a_job_list_changes_nothing(harness):
     h.pass_time(30)  # heartbeats that do not say what they hold (None)
     h.tick()
     assert h.job(jid)["state"] == "RUNNING"
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_a_node_registering_with_a_run_that_was_requeued_is_told_to_kill_it(harness):
@@ -84,13 +92,15 @@ def test_a_node_registering_with_a_run_that_was_requeued_is_told_to_kill_it(harn
     h.ctl.nodes.heartbeat(other, [])
     h.tick()
     assert (h.job(jid)["state"], h.job(jid)["restarts"]) == ("PENDING", 1)
-    h.agents.sent.clear()
+    h.agents.take("launch", 1)  # run 0's
+    h.agents.assert_nothing_else()
     # its agent comes back having adopted the old run (restarts 0), still running
     h.ctl.nodes.register(registration(node, [jid]))
     h.tick()
-    [(kind, to, spec)] = [x for x in h.agents.sent if x[0] == "signal"]
+    [(kind, to, spec)] = h.agents.take("signal", 1)
     # terminate with the current count: the agent ends every older run of the job
     assert (to, spec.job_id, spec.restarts, spec.signal) == (node, jid, 1, None)
+    h.agents.assert_nothing_else()
 
 
 def test_a_job_being_cancelled_when_its_agent_died_is_terminated_again(harness):
@@ -98,11 +108,15 @@ def test_a_job_being_cancelled_when_its_agent_died_is_terminated_again(harness):
     jid, node = running_job(h)
     h.client.post("/v1/jobs/cancel", json={"job_ids": [jid]})
     assert h.job(jid)["flags"] == ["COMPLETING"]
-    h.agents.sent.clear()
+    h.agents.take("launch", 1)
+    # the cancel's terminate goes from a task of the route, which the test client's
+    # event loop may close before it runs: taken whether it went or not
+    h.agents.take("signal", sum(o.kind == "signal" for o in h.agents.sent))
+    h.agents.assert_nothing_else()
     # the agent died during the kill sequence; the restarted one adopted the job
     h.ctl.nodes.register(registration(node, [jid]))
     h.tick()
-    [(kind, to, spec)] = [x for x in h.agents.sent if x[0] == "signal"]
+    [(kind, to, spec)] = h.agents.take("signal", 1)
     assert (to, spec.job_id, spec.restarts, spec.signal) == (node, jid, 0, None)
     # a node that no longer lists it, and never reports it: released after the grace
     h.ctl.nodes.heartbeat(node, [])

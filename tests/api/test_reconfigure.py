@@ -29,6 +29,8 @@ def test_reconfigure_applies_new_partitions_and_defaults_and_keeps_jobs(harness,
     assert h.job(jid)["mem_per_cpu"] == 500 and h.job(jid)["time_limit"] == 30
     h.tick()
     assert h.job(jid)["nodes"] == ["n2"]
+    h.agents.take("launch", 2)
+    h.agents.assert_nothing_else()
 
 
 def test_reconfigure_is_for_admins_and_a_broken_file_changes_nothing(harness):

@@ -36,6 +36,9 @@ def test_the_steps_get_the_signal_once_secs_before_the_limit(harness):
     h.tick()
     assert len(warnings_sent(h)) == 2  # once per run
     assert h.job(jid)["state"] == "RUNNING"  # a warning, not a kill
+    h.agents.take("launch", 1)
+    h.agents.take("signal", 2)
+    h.agents.assert_nothing_else()
 
 
 def test_b_sends_it_to_the_batch_shell_only(harness):
@@ -45,6 +48,9 @@ def test_b_sends_it_to_the_batch_shell_only(harness):
     h.tick()  # due at once: 60 s - 60 s = 0 s after the start
     batch_host = h.job(jid["job_id"])["batch_host"]
     assert warnings_sent(h) == [(batch_host, 10, True, False)]
+    h.agents.take("launch", 1)
+    h.agents.take("signal", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_a_requeued_job_is_warned_again_in_its_new_run(harness):
@@ -75,6 +81,8 @@ def test_no_time_limit_no_warning(harness):
     h.pass_time(3600)
     h.tick()
     assert warnings_sent(h) == []
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_out_of_range_values_are_refused(harness):

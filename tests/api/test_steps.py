@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 
 from controller.context import Controller
-from controller.nodes.agent_client import RecordingAgentClient
 from controller.steps.create import create_step
 from controller.steps.ends import report_grace
 from controller.store.db import Database
@@ -18,6 +17,7 @@ from slurmlite import errors
 from slurmlite.credential import canonical_body, node_key, orders_key, verify_credential
 from slurmlite.protocol import JobCompletion, StepRequest
 from tests.api.conftest import ALICE, BOB, KEY, ROOT, register
+from tests.recording_agents import RecordingAgentClient
 
 
 def two_node_job(h) -> int:  # type: ignore[no-untyped-def]
@@ -45,7 +45,7 @@ def step_rows(h, jid: int) -> dict[str, dict]:  # type: ignore[no-untyped-def]
 def test_a_two_node_step_gets_its_layout_environment_and_one_signed_order_per_node(harness):
     h = harness
     jid = two_node_job(h)
-    h.agents.sent.clear()
+    h.agents.take("launch", 1)  # the batch script's
     env = {"PATH": "/usr/bin", "SLURM_JOB_ID": str(jid)}  # srun inside the batch script
     r = srun(h, jid, "/usr/bin/python3", "train.py", ntasks=4, environment=env)
     assert r.status_code == 200, r.text
@@ -88,7 +88,7 @@ def test_a_two_node_step_gets_its_layout_environment_and_one_signed_order_per_no
         raise AssertionError("n2's key accepted n1's order")
     except Exception as e:  # CredentialError
         assert "signature" in str(e)
-    assert h.agents.sent == []  # srun carries the orders; the controller sent nothing
+    h.agents.assert_nothing_else()  # srun carries the orders; the controller sent nothing
     step = step_rows(h, jid)["0"]
     assert (step["name"], step["state"], step["nodes"]) == ("python3", "RUNNING", ["n1", "n2"])
     assert (step["ntasks"], step["cpus"]) == (4, 4)  # 4 tasks x 1 CPU
@@ -117,6 +117,8 @@ def test_step_ids_count_up_survive_a_controller_restart_and_show_in_sacct(harnes
         ("3", "env", "RUNNING"),
         ("batch", "batch", "RUNNING"),
     ]
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_a_step_needing_busy_cpus_waits_with_nodes_busy_and_fits_once_the_other_ended(harness):
@@ -131,6 +133,8 @@ def test_a_step_needing_busy_cpus_waits_with_nodes_busy_and_fits_once_the_other_
     assert report(h, jid, 0, "n2") is True
     r = srun(h, jid, ntasks=1)
     assert r.status_code == 200 and r.json()["step_id"] == 1
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_a_step_fits_beside_another_on_the_cpus_left_free(harness):
@@ -140,6 +144,8 @@ def test_a_step_fits_beside_another_on_the_cpus_left_free(harness):
     # 3 tasks: free CPUs are n1: 1, n2: 2 -> rank 0 on n1, ranks 1-2 on n2
     grant = srun(h, jid, ntasks=3).json()
     assert [(n["node"], n["tasks"]) for n in grant["nodes"]] == [("n1", [0]), ("n2", [1, 2])]
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_overlap_steps_share_the_cpus_of_running_steps(harness):
@@ -152,6 +158,8 @@ def test_overlap_steps_share_the_cpus_of_running_steps(harness):
     # an --overlap step holds nothing: a third plain step is refused by step 0 alone
     assert report(h, jid, 0, "n1") and report(h, jid, 0, "n2")
     assert srun(h, jid, ntasks=4).status_code == 200
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_gpus_per_task_take_distinct_free_gpus_and_hold_them(harness):
@@ -169,6 +177,8 @@ def test_gpus_per_task_take_distinct_free_gpus_and_hold_them(harness):
     # 3 GPUs on one node: the job has 2 there -> never
     r = srun(h, jid, ntasks=1, overlap=True, nodelist=["n1"], gpus_per_node=3)
     assert r.status_code == 400 and r.json()["errno"] == errors.ESLURM_INVALID_GRES
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_a_gpu_held_by_a_step_makes_the_next_gpu_step_wait(harness):
@@ -180,6 +190,8 @@ def test_a_gpu_held_by_a_step_makes_the_next_gpu_step_wait(harness):
     # a step asking for no GPU runs beside it and sees the job's GPUs
     r = srun(h, jid, ntasks=1, nodelist=["n1"])
     assert r.status_code == 200 and r.json()["launches"][0]["gpus"] == [0, 1]
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_only_the_owner_or_an_operator_starts_steps(harness):
@@ -193,6 +205,8 @@ def test_only_the_owner_or_an_operator_starts_steps(harness):
     assert srun(h, jid, overlap=True).status_code == 200
     h.as_user(ALICE)
     assert [s["step_id"] for s in h.job(jid)["steps"] if s["step_id"] != "batch"] == ["0"]
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_pending_ended_and_unknown_jobs_get_slurms_answers(harness):
@@ -211,6 +225,8 @@ def test_pending_ended_and_unknown_jobs_get_slurms_answers(harness):
     assert r.json()["error"] == "Job/step already completing or completed"
     r = srun(h, 99999)
     assert (r.status_code, r.json()["errno"]) == (404, errors.ESLURM_INVALID_JOB_ID)
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_requests_that_can_never_fit_the_job_are_refused(harness):
@@ -225,6 +241,8 @@ def test_requests_that_can_never_fit_the_job_are_refused(harness):
     r = srun(h, jid, distribution="plane=2")
     assert r.json()["errno"] == errors.ESLURM_BAD_DIST
     assert all(s["step_id"] == "batch" for s in h.job(jid)["steps"])  # nothing recorded
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_a_step_ends_when_every_node_reported_with_the_highest_status(harness):
@@ -248,6 +266,8 @@ def test_a_step_ends_when_every_node_reported_with_the_highest_status(harness):
         "CANCELLED",
         9,
     )
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_a_node_outside_the_step_cannot_report_it(harness):
@@ -257,6 +277,8 @@ def test_a_node_outside_the_step_cannot_report_it(harness):
     assert report(h, jid, 0, "n1") is False
     assert report(h, jid, 7, "n2") is False  # no such step
     assert step_rows(h, jid)["0"]["state"] == "RUNNING"
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_steps_whose_nodes_never_report_are_closed_after_the_job_ended(harness):
@@ -274,17 +296,21 @@ def test_steps_whose_nodes_never_report_are_closed_after_the_job_ended(harness):
     h.tick()
     step = step_rows(h, jid)["0"]
     assert (step["state"], step["exit_code"]) == ("CANCELLED", 15)  # what n1 said
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_a_node_of_a_running_job_that_lists_it_is_not_told_to_terminate(harness):
     h = harness
     jid = two_node_job(h)
     srun(h, jid, ntasks=4)
-    h.agents.sent.clear()
+    h.agents.take("launch", 1)  # the batch script's
+    h.agents.assert_nothing_else()
     register(h.ctl, "n2")  # an agent restarted while running step tasks of the job
     h.ctl.nodes.reconcile.report("n2", [jid], h.clock(), 5.0, registering=True)
     h.tick()
-    assert [x for x in h.agents.sent if x[0] == "signal"] == []
+    h.agents.take("signal", 0)
+    h.agents.assert_nothing_else()
 
 
 def test_a_requeued_jobs_old_steps_are_closed_and_block_nothing_in_the_new_run(harness):

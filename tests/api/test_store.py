@@ -18,12 +18,12 @@ from sqlalchemy import func, select, text
 from controller.auth.callers import Caller
 from controller.context import Controller
 from controller.jobs.service import JobService
-from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database, make_engine
 from controller.store.migrate import current_revision, head_revision
 from controller.store.models import Base, JobRow, MetaRow
 from slurmlite.protocol import JobSubmit
 from tests.api.conftest import ALICE, KEY
+from tests.recording_agents import RecordingAgentClient
 
 
 def _request(name: str = "job") -> JobSubmit:

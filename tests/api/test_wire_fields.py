@@ -29,6 +29,8 @@ def test_job_listing_and_accounting_carry_every_jobinfo_and_stepinfo_field(harne
         assert set(job) == _names(JobInfo), path
         assert job["steps"], path  # the batch step was recorded
         assert set(job["steps"][0]) == _names(StepInfo), path
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
 
 
 def test_node_and_partition_answers_carry_every_field(harness):

@@ -25,10 +25,10 @@ from controller.api.app import create_app
 from controller.api.deps import get_user
 from controller.auth.callers import Caller
 from controller.context import Controller
-from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite.clock import FakeClock
 from slurmlite.config import parse_config
+from tests.recording_agents import RecordingAgentClient
 
 ROOT = Caller(uid=0, gid=0, user="root", admin=True)
 ALICE = Caller(uid=1001, gid=1001, user="alice")

@@ -27,13 +27,13 @@ from controller.accounting.priority_facts import encode
 from controller.api.app import create_app
 from controller.api.deps import get_user
 from controller.context import Controller
-from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite.clock import FakeClock
 from slurmlite.config import parse_config
 from slurmlite.errors import SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR, SlurmError
 from slurmlite.scheduler.multifactor import Factors, JobPriority, clamp_priority
 from tests.api.conftest import ALICE, BOB, CONF, KEY, register
+from tests.recording_agents import RecordingAgentClient
 
 GOLDEN = Path("/work/shared/golden/slurm-22.05")
 WEIGHTS = {"age": 1000, "assoc": 0, "fairshare": 10000, "jobsize": 1000, "partition": 1000,

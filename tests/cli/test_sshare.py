@@ -22,7 +22,6 @@ from controller.api.app import create_app
 from controller.api.deps import get_user
 from controller.api.routes_shares import INFINITE_MINUTES, RunningCharge, share_rows
 from controller.context import Controller
-from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from controller.store.models import AssocRow
 from slurmlite import errors
@@ -33,6 +32,7 @@ from slurmlite.protocol import to_dict
 from slurmlite.protocol_policy import SharesAnswer
 from slurmlite.scheduler.fairshare import account, compute_fairshare, root, user
 from tests.api.conftest import ALICE, CONF, KEY, register
+from tests.recording_agents import RecordingAgentClient
 from tests.unit.test_fairshare import golden_tree
 
 GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "slurm-22.05"
