@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from cli import sacct_format as af
 from slurmlite.protocol import JobInfo, NodeAlloc, StepInfo
+from tests.golden_path import golden_path
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "slurm-22.05"
 FIXED = af.Style()
 P2 = af.Style(parsable="P")
 
@@ -78,9 +77,7 @@ def test_unknown_and_removed_fields() -> None:
 
 
 def test_helpformat_matches_golden() -> None:
-    path = GOLDEN / "60_sacct_helpformat.txt"
-    if not path.exists():
-        pytest.skip("golden file not available")
+    path = golden_path("60_sacct_helpformat.txt")
     expected = "".join(line + "\n" for line in path.read_text().splitlines()[1:-1])
     assert af.helpformat_text() == expected
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,8 +20,8 @@ from cli import client, sacct
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import JobInfo, NodeAlloc, StepInfo
+from tests.golden_path import golden_path
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "slurm-22.05"
 T0 = 1796005000.0  # 2026-11-30T02:16:40Z: the jobs of the run start here
 LIVE_NOW = 1796005759.0  # 02:29:19, when the 50_* files were captured
 FINAL_NOW = 1796005785.0  # 02:29:45, after every 60_* job ended
@@ -30,9 +29,7 @@ FINAL_NOW = 1796005785.0  # 02:29:45, after every 60_* job ended
 
 def read_golden(name: str, subst: dict[str, str] | None = None) -> tuple[list[str], str, str, int]:
     """(sacct argv, stdout, stderr, exit) of a golden file; ``subst`` fills ``$(...)``."""
-    path = GOLDEN / name
-    if not path.exists():
-        pytest.skip(f"golden file {name} not available")
+    path = golden_path(name)
     lines = path.read_text().splitlines()
     command = lines[0][2:]
     for old, new in (subst or {}).items():

@@ -6,8 +6,6 @@ job <id>``; hold and release add ``slurm_suspend error: <error>``; exit 1.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import cli.client
@@ -15,8 +13,7 @@ from cli import scontrol
 from cli.client import Record
 from slurmlite import errors
 from slurmlite.errors import SlurmError
-
-GOLDEN = Path("/work/shared/golden/slurm-22.05")
+from tests.golden_path import GOLDEN
 
 
 class FakeClient:

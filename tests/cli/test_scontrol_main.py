@@ -7,7 +7,6 @@ import io
 import os
 import shlex
 import time
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +16,7 @@ from cli.client import Record
 from slurmlite.conftext import ClientSettings
 from slurmlite.errors import ESLURM_ACCESS_DENIED, SlurmError
 from slurmlite.protocol import JobInfo, NodeAlloc, NodeInfo, PartitionInfo, to_dict
-
-GOLDEN = Path("/work/shared/golden/slurm-22.05")
+from tests.golden_path import GOLDEN
 
 
 def at(hms: str) -> float:

@@ -11,14 +11,12 @@ import calendar
 import dataclasses
 import os
 import time
-from pathlib import Path
 
 import pytest
 
 from cli import scontrol_show as show
 from slurmlite.protocol import JobInfo, NodeAlloc, NodeInfo, PartitionInfo
-
-GOLDEN = Path("/work/shared/golden/slurm-22.05")
+from tests.golden_path import GOLDEN
 
 
 def at(hms: str) -> float:

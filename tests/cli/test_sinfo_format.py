@@ -7,22 +7,18 @@ The golden cluster: nodes n1, n2 (2 CPUs, 4000 MB, 2 GPUs), partitions
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
 from cli import sinfo
 from cli import sinfo_format as sf
 from slurmlite.protocol import NodeInfo, PartitionInfo
-
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "slurm-22.05"
+from tests.golden_path import golden_path
 
 
 def golden_stdout(name: str) -> list[str]:
     """The stdout lines of a golden file (between the command and ``[exit N]``)."""
-    path = GOLDEN / name
-    if not path.exists():
-        pytest.skip(f"golden file {name} not available")
+    path = golden_path(name)
     lines = path.read_text().splitlines()[1:]
     end = next(i for i, line in enumerate(lines) if line.startswith(("[stderr]", "[exit")))
     return lines[:end]

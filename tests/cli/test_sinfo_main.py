@@ -10,7 +10,6 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -18,15 +17,12 @@ from cli import client, sinfo
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import NodeInfo, PartitionInfo
-
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "slurm-22.05"
+from tests.golden_path import golden_path
 
 
 def read_golden(name: str) -> tuple[list[str], str, int]:
     """(argv after the program name, stdout text, exit status)."""
-    path = GOLDEN / name
-    if not path.exists():
-        pytest.skip(f"golden file {name} not available")
+    path = golden_path(name)
     lines = path.read_text().splitlines()
     argv = shlex.split(lines[0][2:])[1:]
     end = next(i for i, line in enumerate(lines) if line.startswith(("[stderr]", "[exit")))

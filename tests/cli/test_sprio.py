@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shlex
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -33,9 +32,9 @@ from slurmlite.config import parse_config
 from slurmlite.errors import SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR, SlurmError
 from slurmlite.scheduler.multifactor import Factors, JobPriority, clamp_priority
 from tests.api.conftest import ALICE, BOB, CONF, KEY, register
+from tests.golden_path import GOLDEN
 from tests.recording_agents import RecordingAgentClient
 
-GOLDEN = Path("/work/shared/golden/slurm-22.05")
 WEIGHTS = {"age": 1000, "assoc": 0, "fairshare": 10000, "jobsize": 1000, "partition": 1000,
            "qos": 1000, "tres": "CPU=1000,Mem=0,GRES/gpu=1000"}  # fmt: skip
 

@@ -13,7 +13,6 @@ import dataclasses
 import os
 import shlex
 import time
-from pathlib import Path
 
 import pytest
 
@@ -25,8 +24,7 @@ from slurmlite.errors import (
     SlurmError,
 )
 from slurmlite.protocol import JobInfo, NodeAlloc
-
-GOLDEN = Path("/work/shared/golden/slurm-22.05")
+from tests.golden_path import GOLDEN
 
 
 def at(hms: str) -> float:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import shlex
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -32,10 +31,10 @@ from slurmlite.protocol import to_dict
 from slurmlite.protocol_policy import SharesAnswer
 from slurmlite.scheduler.fairshare import account, compute_fairshare, root, user
 from tests.api.conftest import ALICE, CONF, KEY, register
+from tests.golden_path import golden_path
 from tests.recording_agents import RecordingAgentClient
 from tests.unit.test_fairshare import golden_tree
 
-GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "golden" / "slurm-22.05"
 TRES = ["cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages", "gres/gpu"]
 BIG_RUNNING = RunningCharge(
     ("acct_a", "alice"),
@@ -48,9 +47,7 @@ BIG_RUNNING = RunningCharge(
 
 def read_golden(name: str) -> tuple[list[str], str, int]:
     """(argv after the program name, stdout text, exit status)."""
-    path = GOLDEN / name
-    if not path.exists():
-        pytest.skip(f"golden file {name} not available")
+    path = golden_path(name)
     lines = path.read_text().splitlines()
     argv = shlex.split(lines[0][2:])[1:]
     end = next(i for i, line in enumerate(lines) if line.startswith(("[stderr]", "[exit")))

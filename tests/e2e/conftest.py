@@ -28,7 +28,6 @@ import pytest
 from cli.localcluster import ClusterSpec, down, up
 
 BIN = Path(sys.executable).parent
-GOLDEN = Path(__file__).resolve().parents[2].parent / "shared" / "golden" / "slurm-22.05"
 
 
 @dataclass

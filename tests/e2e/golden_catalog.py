@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
-GOLDEN = Path(__file__).resolve().parents[2].parent / "shared" / "golden" / "slurm-22.05"
+from tests.golden_path import GOLDEN
 
 EXACT = [
     "00_sbatch_version",

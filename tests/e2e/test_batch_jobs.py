@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import GOLDEN
+from tests.golden_path import GOLDEN, needs_golden
 
 
 def env_of(text: str) -> dict[str, str]:
@@ -51,7 +51,7 @@ VARYING = {
         ("12_env_2nodes", "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\nenv | sort\n"),
     ],
 )
-@pytest.mark.skipif(not GOLDEN.is_dir(), reason="golden files not available")
+@needs_golden
 def test_batch_environment_matches_slurm(cluster, jobdir, golden, script):
     (jobdir / "job.sh").write_text(script)
     jid = cluster.submit("job.sh", cwd=jobdir)

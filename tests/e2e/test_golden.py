@@ -28,8 +28,9 @@ from tests.e2e.golden_catalog import (
     load,
 )
 from tests.e2e.golden_live_specs import NOT_REPLAYED
+from tests.golden_path import needs_golden
 
-pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason="golden files not available")
+pytestmark = needs_golden
 
 
 def numbers_away(text: str) -> str:

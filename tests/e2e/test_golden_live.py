@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.golden_catalog import GOLDEN, LIVE, Golden, load
+from tests.e2e.golden_catalog import LIVE, Golden, load
 from tests.e2e.golden_compare import (
     DATE_LINE,
     Norm,
@@ -31,8 +31,9 @@ from tests.e2e.golden_compare import (
 )
 from tests.e2e.golden_live_specs import CAPTURE_HOST, GOLDEN_ROLES, SPECS, Spec
 from tests.e2e.golden_scenario import Capture, Story
+from tests.golden_path import needs_golden
 
-pytestmark = pytest.mark.skipif(not GOLDEN.is_dir(), reason="golden files not available")
+pytestmark = needs_golden
 
 # Differences found by this suite that need a code fix (golden value first).
 XFAIL: dict[str, str] = {}

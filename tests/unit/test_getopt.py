@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import random
-from pathlib import Path
 
 import pytest
 
@@ -30,14 +29,13 @@ from slurmlite.getopt import (
     resolve,
 )
 from slurmlite.options import SACCT, SBATCH, SCANCEL, SCONTROL, SINFO, SQUEUE, TABLES
-
-GOLDEN = Path("/work/shared/golden/slurm-22.05")
+from tests.golden_path import optional_golden
 
 
 def golden_stderr(name: str) -> tuple[list[str], int] | None:
     """(stderr lines, exit status) of a golden file, None when not available."""
-    path = GOLDEN / name
-    if not path.exists():
+    path = optional_golden(name)
+    if path is None:
         return None
     lines = path.read_text().splitlines()[1:]
     status = int(lines[-1].removeprefix("[exit ").rstrip("]"))

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from slurmlite.hostlist import HostlistError, compress, compress_sorted, expand, sort_hosts
+from tests.golden_path import GOLDEN, needs_golden
 
 # (input, expansion, as-is ranged, sorted set) -- spec §9.3 rows 1-26
 VECTORS = [
@@ -131,10 +130,7 @@ def test_golden_show_hostnames_padded_and_cartesian() -> None:
     ]  # fmt: skip
 
 
-GOLDEN = Path("/work/shared/golden/slurm-22.05")
-
-
-@pytest.mark.skipif(not GOLDEN.is_dir(), reason="golden captures not on this machine")
+@needs_golden
 @pytest.mark.parametrize(
     ("name", "func"),
     [

@@ -13,14 +13,14 @@ import pytest
 from slurmlite.batchscript import MAX_SCRIPT_BYTES, WRAP_COMMENT
 from slurmlite.getopt import CommandLineError
 from slurmlite.sbatch_request import SbatchCommand, build_submit
+from tests.golden_path import optional_golden
 
-GOLDEN = Path("/work/shared/golden/slurm-22.05")
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/home/alice", "SLURM_CONF": "/etc/slurm/slurm.conf"}
 
 
 def golden(name: str) -> list[str] | None:
-    path = GOLDEN / name
-    return path.read_text().splitlines() if path.exists() else None
+    path = optional_golden(name)
+    return path.read_text().splitlines() if path is not None else None
 
 
 def check_golden_stderr(name: str, lines: list[str], status: int) -> None:

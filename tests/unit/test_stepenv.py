@@ -14,7 +14,6 @@ srun on 127.0.0.1.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,10 +22,9 @@ from slurmlite.protocol import JobInfo, NodeAlloc
 from slurmlite.stepenv import step_environment, task_environment
 from slurmlite.steplayout import distribute, step_shape
 from tests.e2e.golden_compare import CAPTURE_ENV, Norm, env_differences
+from tests.golden_path import GOLDEN, needs_golden
 from tests.unit.test_jobenv import BASE_ENV, a_job, env_for
 
-GOLDEN = Path("/work/shared/golden/slurm-22.05")
-needs_golden = pytest.mark.skipif(not GOLDEN.is_dir(), reason="golden files not available")
 VAR = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.M)
 PID = "4242"  # what the agent would add as SLURM_TASK_PID
 TRAINING = ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "NUM_NODES", "NODE_RANK")
