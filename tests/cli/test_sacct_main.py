@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from cli import client, sacct
+from cli import sacct
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import JobInfo, NodeAlloc, StepInfo
+from tests.cli.harness import install, unreachable
 from tests.golden_path import golden_path
 
 T0 = 1796005000.0  # 2026-11-30T02:16:40Z: the jobs of the run start here
@@ -252,9 +253,7 @@ class FakeClient:
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeClient]:
     fake = FakeClient(final_store())
-    monkeypatch.setattr(
-        client.ControllerClient, "from_env", classmethod(lambda cls, prog, conf_path=None: fake)
-    )
+    install(monkeypatch, fake)
     monkeypatch.setattr(sacct, "my_uid", lambda: 1001)
     monkeypatch.setattr(sacct.time, "time", lambda: FINAL_NOW)
     for var in ("SACCT_FORMAT", "SLURM_TIME_FORMAT", "SACCT_FEDERATION", "SACCT_LOCAL"):
@@ -418,10 +417,7 @@ def test_long_and_format_conflict(fake: FakeClient, capsys: pytest.CaptureFixtur
 def test_store_unreachable(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def refuse(cls: type, prog: str, conf_path: str | None = None) -> None:
-        raise SlurmError(errors.SLURM_COMMUNICATIONS_CONNECTION_ERROR)
-
-    monkeypatch.setattr(client.ControllerClient, "from_env", classmethod(refuse))
+    unreachable(monkeypatch, SlurmError(errors.SLURM_COMMUNICATIONS_CONNECTION_ERROR))
     out, err, code = run(["-j", "1"], capsys)
     assert (out, code) == ("", 1)
     assert err.startswith("sacct: error: Problem talking to the database: ")
@@ -434,10 +430,7 @@ def test_version(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
 def test_helpformat_needs_no_controller(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def refuse(cls: type, prog: str, conf_path: str | None = None) -> None:
-        raise AssertionError("sacct -e must not contact the controller")
-
-    monkeypatch.setattr(client.ControllerClient, "from_env", classmethod(refuse))
+    unreachable(monkeypatch, AssertionError("sacct -e must not contact the controller"))
     out, err, code = run(["-e"], capsys)
     assert (err, code) == ("", 0)
     assert out.startswith("Account             AdminComment")

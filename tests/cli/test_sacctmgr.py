@@ -15,20 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 
 from cli import sacctmgr
 from cli import sacctmgr_format as fmt
-from cli.client import _error_from
 from cli.sacctmgr_args import ArgError, parse_words
-from controller.api.app import create_app
-from controller.api.deps import get_user
 from controller.auth.callers import Caller
-from controller.context import Controller
-from controller.store.db import Database
-from slurmlite.clock import FakeClock
-from slurmlite.config import parse_config
-from tests.recording_agents import RecordingAgentClient
+from tests.cli.harness import install
 
 ROOT = Caller(uid=0, gid=0, user="root", admin=True)
 ALICE = Caller(uid=1001, gid=1001, user="alice")
@@ -41,34 +33,11 @@ PartitionName=debug Nodes=n1 Default=YES MaxTime=UNLIMITED State=UP
 """
 
 
-class AppClient:
-    """``ControllerClient.request`` over the in-process app."""
-
-    def __init__(self, http: TestClient) -> None:
-        self.http = http
-
-    def request(self, method: str, path: str, body: object = None, query: object = None) -> object:
-        r = self.http.request(method, path, json=body)
-        payload = r.json() if r.content else None
-        if r.status_code >= 400:
-            raise _error_from(r.status_code, payload)
-        return payload
-
-
 @pytest.fixture
-def ctl(tmp_path, monkeypatch):
-    cfg = parse_config(CONF.format(dir=tmp_path), path=str(tmp_path / "slurm.conf"))
-    db = Database(f"sqlite:///{tmp_path}/state/slurmlite.db")
-    controller = Controller(cfg, b"k" * 64, db=db, agents=RecordingAgentClient(),
-                            clock=FakeClock(1_800_000_000.0))  # fmt: skip
-    app = create_app(controller, run_loop=False)
-    who = [ROOT]
-    app.dependency_overrides[get_user] = lambda: who[0]
-    client = AppClient(TestClient(app))
-    monkeypatch.setattr(sacctmgr, "get_client", lambda prog: client)
-    controller.who = who  # type: ignore[attr-defined]
-    yield controller
-    db.close()
+def ctl(live_controller, monkeypatch):
+    live = install(monkeypatch, live_controller(CONF, key=b"k" * 64))
+    live.ctl.who = live.who  # type: ignore[attr-defined]
+    return live.ctl
 
 
 def run(capsys, line: str) -> tuple[str, str, int]:

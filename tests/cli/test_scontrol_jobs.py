@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-import cli.client
 from cli import scontrol
 from cli.client import Record
 from slurmlite import errors
 from slurmlite.errors import SlurmError
+from tests.cli.harness import install
 from tests.golden_path import GOLDEN
 
 
@@ -58,11 +58,7 @@ class FakeClient:
 @pytest.fixture
 def fake(monkeypatch):
     client = FakeClient()
-    monkeypatch.setattr(
-        cli.client.ControllerClient,
-        "from_env",
-        classmethod(lambda cls, prog, conf_path=None: client),
-    )
+    install(monkeypatch, client)
     return client
 
 

@@ -10,12 +10,12 @@ import time
 
 import pytest
 
-import cli.client
 from cli import scontrol
 from cli.client import Record
 from slurmlite.conftext import ClientSettings
 from slurmlite.errors import ESLURM_ACCESS_DENIED, SlurmError
 from slurmlite.protocol import JobInfo, NodeAlloc, NodeInfo, PartitionInfo, to_dict
+from tests.cli.harness import install
 from tests.golden_path import GOLDEN
 
 
@@ -112,11 +112,7 @@ class FakeClient:
 @pytest.fixture
 def fake(monkeypatch):
     client = FakeClient()
-    monkeypatch.setattr(
-        cli.client.ControllerClient,
-        "from_env",
-        classmethod(lambda cls, prog, conf_path=None: client),
-    )
+    install(monkeypatch, client)
     monkeypatch.setattr(scontrol, "clock", lambda: at("02:29:19"))
     for var in ("SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_TIME_FORMAT"):
         monkeypatch.delenv(var, raising=False)

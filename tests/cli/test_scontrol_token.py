@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-import cli.client
 from cli import scontrol
 from slurmlite import errors
 from slurmlite.errors import SlurmError
+from tests.cli.harness import install
 
 
 class FakeClient:
@@ -25,9 +25,7 @@ class FakeClient:
 @pytest.fixture
 def fake(monkeypatch):
     client = FakeClient()
-    monkeypatch.setattr(
-        cli.client.ControllerClient, "from_env", classmethod(lambda cls, prog, conf=None: client)
-    )
+    install(monkeypatch, client)
     return client
 
 

@@ -13,10 +13,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from cli import client, sinfo
+from cli import sinfo
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import NodeInfo, PartitionInfo
+from tests.cli.harness import install, unreachable
 from tests.golden_path import golden_path
 
 
@@ -86,9 +87,7 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeClient:
     fake = FakeClient(golden_partitions(), golden_nodes("ALLOCATED"))
-    monkeypatch.setattr(
-        client.ControllerClient, "from_env", classmethod(lambda cls, prog, conf_path=None: fake)
-    )
+    install(monkeypatch, fake)
     for var in ("SINFO_FORMAT", "SINFO_SORT", "SINFO_PARTITION", "SINFO_ALL", "SLURM_CLUSTERS"):
         monkeypatch.delenv(var, raising=False)
     return fake
@@ -197,10 +196,7 @@ def test_cpu_summary_for_dask(fake: FakeClient, capsys: pytest.CaptureFixture[st
 def test_unreachable_controller(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def refuse(cls: type, prog: str, conf_path: str | None = None) -> None:
-        raise SlurmError(errors.SLURM_COMMUNICATIONS_CONNECTION_ERROR)
-
-    monkeypatch.setattr(client.ControllerClient, "from_env", classmethod(refuse))
+    unreachable(monkeypatch, SlurmError(errors.SLURM_COMMUNICATIONS_CONNECTION_ERROR))
     out, err, code = run([], capsys)
     assert (out, code) == ("", 1)
     assert err.startswith("slurm_load_partitions: ")

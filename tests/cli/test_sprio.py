@@ -18,22 +18,15 @@ import json
 import shlex
 
 import pytest
-from fastapi.testclient import TestClient
 
-from cli import client, sprio
+from cli import sprio
 from cli import sprio_format as sf
 from controller.accounting.priority_facts import encode
-from controller.api.app import create_app
-from controller.api.deps import get_user
-from controller.context import Controller
-from controller.store.db import Database
-from slurmlite.clock import FakeClock
-from slurmlite.config import parse_config
 from slurmlite.errors import SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR, SlurmError
 from slurmlite.scheduler.multifactor import Factors, JobPriority, clamp_priority
 from tests.api.conftest import ALICE, BOB, CONF, KEY, register
+from tests.cli.harness import install
 from tests.golden_path import GOLDEN
-from tests.recording_agents import RecordingAgentClient
 
 WEIGHTS = {"age": 1000, "assoc": 0, "fairshare": 10000, "jobsize": 1000, "partition": 1000,
            "qos": 1000, "tres": "CPU=1000,Mem=0,GRES/gpu=1000"}  # fmt: skip
@@ -87,9 +80,7 @@ class FakeClient:
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeClient:
     fake = FakeClient(golden_answer())
-    monkeypatch.setattr(
-        client.ControllerClient, "from_env", classmethod(lambda cls, prog, conf_path=None: fake)
-    )
+    install(monkeypatch, fake)
     monkeypatch.delenv("SPRIO_FORMAT", raising=False)
     return fake
 
@@ -215,31 +206,15 @@ def test_sprio_format_variable_applies_unless_long(fake, capsys, monkeypatch):
 # ------------------------------------------------------- live controller
 
 
-def test_sprio_against_a_live_controller(tmp_path, monkeypatch, capsys):
+def test_sprio_against_a_live_controller(live_controller, monkeypatch, capsys):
     weights = "PriorityWeightJobSize=1000\nPriorityWeightPartition=1000\n"
-    text = CONF.format(dir=tmp_path).replace("NodeName=", weights + "NodeName=", 1)
-    cfg = parse_config(text, path=str(tmp_path / "slurm.conf"))
-    ctl = Controller(
-        cfg, KEY, db=Database(f"sqlite:///{tmp_path}/state/slurmlite.db"),
-        agents=RecordingAgentClient(), clock=FakeClock(1_800_000_000.0),
-    )  # fmt: skip
+    live = install(
+        monkeypatch,
+        live_controller(CONF.replace("NodeName=", weights + "NodeName=", 1), who=ALICE, key=KEY),
+    )
+    ctl, http, who = live.ctl, live.http, live.who
     register(ctl, "n1")
     register(ctl, "n2")
-    app = create_app(ctl, run_loop=False)
-    who = [ALICE]
-    app.dependency_overrides[get_user] = lambda: who[0]
-    http = TestClient(app)
-
-    class Live:
-        config = Config()
-
-        def request(self, method: str, path: str, body: object = None, query: dict | None = None):
-            params = {k: v for k, v in (query or {}).items() if v is not None}
-            return http.request(method, path, params=params).json()
-
-    monkeypatch.setattr(
-        client.ControllerClient, "from_env", classmethod(lambda cls, prog, conf_path=None: Live())
-    )
     monkeypatch.delenv("SPRIO_FORMAT", raising=False)
     try:
         body = {"script": "#!/bin/sh\ntrue\n", "name": "j", "work_dir": "/tmp",

@@ -16,7 +16,6 @@ import time
 
 import pytest
 
-import cli.client
 from cli import squeue
 from slurmlite.errors import (
     ESLURM_INVALID_JOB_ID,
@@ -24,6 +23,7 @@ from slurmlite.errors import (
     SlurmError,
 )
 from slurmlite.protocol import JobInfo, NodeAlloc
+from tests.cli.harness import install
 from tests.golden_path import GOLDEN
 
 
@@ -117,11 +117,7 @@ def utc():
 def fake(monkeypatch, utc):
     """Install a fake controller with the golden queue; clock at 02:29:19."""
     client = FakeClient(golden_queue())
-    monkeypatch.setattr(
-        cli.client.ControllerClient,
-        "from_env",
-        classmethod(lambda cls, prog, conf_path=None: client),
-    )
+    install(monkeypatch, client)
     monkeypatch.setattr(squeue, "clock", lambda: at("02:29:19"))
     for var in [v for v in os.environ if v.startswith("SQUEUE_") or v == "SLURM_TIME_FORMAT"]:
         monkeypatch.delenv(var)

@@ -27,6 +27,7 @@ from slurmlite.allocenv import allocation_environment
 from slurmlite.conftext import ClientSettings
 from slurmlite.errors import SlurmError
 from tests.cli.fake_agent import FakeAgent, grant, says
+from tests.cli.harness import install
 from tests.cli.test_import_budget import HEAVY, ROOT
 
 JOB = 12
@@ -75,19 +76,14 @@ class FakeController:
 @pytest.fixture
 def controller(monkeypatch):
     """Install a FakeController; commands run outside any allocation, stdin unread."""
-    holder: dict[str, FakeController] = {}
-    monkeypatch.setattr(
-        ControllerClient, "from_env", classmethod(lambda cls, prog, conf=None: holder["c"])
-    )
     for name in ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_NTASKS", "SLURM_NNODES"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(step_runner, "stdin_is_ours", lambda fd=0: False)
 
-    def install(fake: FakeController) -> FakeController:
-        holder["c"] = fake
-        return fake
+    def put(fake: FakeController) -> FakeController:
+        return install(monkeypatch, fake)
 
-    return install
+    return put
 
 
 @pytest.fixture

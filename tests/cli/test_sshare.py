@@ -13,26 +13,19 @@ import dataclasses
 import shlex
 
 import pytest
-from fastapi.testclient import TestClient
 
-from cli import client, sshare
+from cli import sshare
 from cli import sshare_format as sf
-from controller.api.app import create_app
-from controller.api.deps import get_user
 from controller.api.routes_shares import INFINITE_MINUTES, RunningCharge, share_rows
-from controller.context import Controller
-from controller.store.db import Database
 from controller.store.models import AssocRow
 from slurmlite import errors
-from slurmlite.clock import FakeClock
-from slurmlite.config import parse_config
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import to_dict
 from slurmlite.protocol_policy import SharesAnswer
 from slurmlite.scheduler.fairshare import account, compute_fairshare, root, user
 from tests.api.conftest import ALICE, CONF, KEY, register
+from tests.cli.harness import install
 from tests.golden_path import golden_path
-from tests.recording_agents import RecordingAgentClient
 from tests.unit.test_fairshare import golden_tree
 
 TRES = ["cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages", "gres/gpu"]
@@ -91,9 +84,7 @@ class FakeClient:
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeClient:
     fake = FakeClient(golden_answer())
-    monkeypatch.setattr(
-        client.ControllerClient, "from_env", classmethod(lambda cls, prog, conf_path=None: fake)
-    )
+    install(monkeypatch, fake)
     monkeypatch.setattr(sshare, "_caller", lambda: "alice")  # the golden ran as alice
     return fake
 
@@ -241,13 +232,9 @@ def test_version_and_help_do_not_ask_the_controller(fake, capsys):
 
 
 @pytest.fixture
-def ctl(tmp_path):
-    cfg = parse_config(CONF.format(dir=tmp_path), path=str(tmp_path / "slurm.conf"))
-    clock = FakeClock(1_800_000_000.0)
-    ctl = Controller(
-        cfg, KEY, db=Database(f"sqlite:///{tmp_path}/state/slurmlite.db"),
-        agents=RecordingAgentClient(), clock=clock,
-    )  # fmt: skip
+def live(live_controller):
+    live = live_controller(CONF, key=KEY, who=ALICE)
+    ctl = live.ctl
     register(ctl, "n1")
     register(ctl, "n2")
     with ctl.db.write() as s:  # the golden cluster's associations
@@ -258,14 +245,11 @@ def ctl(tmp_path):
             for who in ("alice", "root"):
                 s.merge(AssocRow(account=acct, user=who, shares=1))
         s.merge(AssocRow(account="acct_a", user="root", shares=1, raw_usage=100.0))
-    yield ctl
-    ctl.db.close()
+    return live
 
 
-def test_the_route_charges_a_running_job_and_counts_its_minutes_left(ctl):
-    app = create_app(ctl, run_loop=False)
-    app.dependency_overrides[get_user] = lambda: ALICE
-    http = TestClient(app)
+def test_the_route_charges_a_running_job_and_counts_its_minutes_left(live):
+    ctl, http = live.ctl, live.http
     body = {"script": "#!/bin/sh\ntrue\n", "name": "j", "work_dir": "/tmp", "submit_dir": "/tmp",
             "submit_host": "vm", "account": "acct_a", "ntasks": 2, "time_limit": 10}  # fmt: skip
     job = http.post("/v1/jobs", json=body).json()["job_id"]
