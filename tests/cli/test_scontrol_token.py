@@ -7,24 +7,14 @@ import pytest
 from cli import scontrol
 from slurmlite import errors
 from slurmlite.errors import SlurmError
-from tests.cli.harness import install
+from tests.cli.harness import Call, FakeClient, install
 
-
-class FakeClient:
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, str, object]] = []
-        self.error: SlurmError | None = None
-
-    def request(self, method: str, path: str, body: object = None) -> dict[str, object]:
-        self.sent.append((method, path, body))
-        if self.error:
-            raise self.error
-        return {"token": "aaa.bbb.ccc", "username": "alice", "lifespan": 1800}
+TOKEN = {"token": "aaa.bbb.ccc", "username": "alice", "lifespan": 1800}
 
 
 @pytest.fixture
 def fake(monkeypatch):
-    client = FakeClient()
+    client = FakeClient(request=TOKEN)
     install(monkeypatch, client)
     return client
 
@@ -45,7 +35,7 @@ def run(argv: list[str], capsys) -> tuple[int, str, str]:  # type: ignore[no-unt
 )
 def test_the_token_is_printed_for_the_shell(fake, capsys, argv, sent):
     assert run(argv, capsys) == (0, "SLURM_JWT=aaa.bbb.ccc\n", "")
-    assert fake.sent == [("POST", "/v1/token", sent)]
+    assert fake.calls == [Call("request", ("POST", "/v1/token", sent), {})]
 
 
 @pytest.mark.parametrize(
@@ -59,7 +49,7 @@ def test_the_token_is_printed_for_the_shell(fake, capsys, argv, sent):
 )  # fmt: skip
 def test_bad_arguments_exit_1_without_asking(fake, capsys, arg, line):
     assert run(["token", arg], capsys) == (1, "", line + "\n")
-    assert fake.sent == []
+    assert fake.calls == []
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from cli import sinfo
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import NodeInfo, PartitionInfo
-from tests.cli.harness import install, unreachable
+from tests.cli.harness import FakeClient, install, unreachable
 from tests.golden_path import golden_path
 
 
@@ -29,23 +29,6 @@ def read_golden(name: str) -> tuple[list[str], str, int]:
     end = next(i for i, line in enumerate(lines) if line.startswith(("[stderr]", "[exit")))
     status = int(lines[-1].removeprefix("[exit ").rstrip("]"))
     return argv, "".join(line + "\n" for line in lines[1:end]), status
-
-
-class FakeClient:
-    """Records calls; answers with the partitions and nodes it was given."""
-
-    def __init__(self, partitions: list[PartitionInfo], nodes: list[NodeInfo]) -> None:
-        self.partitions = partitions
-        self.nodes = nodes
-        self.calls: list[str] = []
-
-    def get_partitions(self) -> list[PartitionInfo]:
-        self.calls.append("get_partitions")
-        return self.partitions
-
-    def get_nodes(self) -> list[NodeInfo]:
-        self.calls.append("get_nodes")
-        return self.nodes
 
 
 def golden_nodes(state: str) -> list[NodeInfo]:
@@ -86,7 +69,7 @@ def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeClient:
-    fake = FakeClient(golden_partitions(), golden_nodes("ALLOCATED"))
+    fake = FakeClient(get_partitions=golden_partitions(), get_nodes=golden_nodes("ALLOCATED"))
     install(monkeypatch, fake)
     for var in ("SINFO_FORMAT", "SINFO_SORT", "SINFO_PARTITION", "SINFO_ALL", "SLURM_CLUSTERS"):
         monkeypatch.delenv(var, raising=False)
@@ -124,7 +107,7 @@ def test_golden_commands(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     argv, stdout, status = read_golden(golden)
-    fake.nodes = golden_nodes(state)
+    fake.answers["get_nodes"] = golden_nodes(state)
     if clock is not None:
         monkeypatch.setattr(sinfo.time, "time", lambda: clock)
     out, err, code = run(argv, capsys)
@@ -187,8 +170,9 @@ def test_sinfo_format_env_is_used_but_not_with_N(
 
 def test_cpu_summary_for_dask(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
     # dask's tests read the 4th number of line 2: total CPUs of the cluster
-    fake.nodes[1].alloc_cpus = 0
-    fake.nodes[1].state = "IDLE"
+    n2 = fake.answers["get_nodes"][1]
+    n2.alloc_cpus = 0
+    n2.state = "IDLE"
     out, _, _ = run(["-o", "%C"], capsys)
     assert out == "CPUS(A/I/O/T)\n2/2/0/4\n"
 
@@ -219,9 +203,10 @@ def test_all_and_partition_conflict(fake: FakeClient, capsys: pytest.CaptureFixt
 def test_list_reasons_shows_only_down_drained_failing_nodes(
     fake: FakeClient, utc: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake.nodes[1].flags = ["DRAIN"]
-    fake.nodes[1].reason, fake.nodes[1].reason_user = "bad gpu", "root"
-    fake.nodes[1].reason_time = 1796005759.0
+    n2 = fake.answers["get_nodes"][1]
+    n2.flags = ["DRAIN"]
+    n2.reason, n2.reason_user = "bad gpu", "root"
+    n2.reason_time = 1796005759.0
     out, _, code = run(["-R"], capsys)
     assert code == 0
     # one line for n2 although it sits in two partitions: -R ignores partitions

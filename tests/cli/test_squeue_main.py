@@ -23,7 +23,7 @@ from slurmlite.errors import (
     SlurmError,
 )
 from slurmlite.protocol import JobInfo, NodeAlloc
-from tests.cli.harness import install
+from tests.cli.harness import FakeClient, install
 from tests.golden_path import GOLDEN
 
 
@@ -72,32 +72,23 @@ def golden_queue() -> list[JobInfo]:
     ]  # fmt: skip
 
 
-class FakeClient:
-    """Records the calls; answers with ``jobs`` (or raises ``error``)."""
+def queue_client(jobs: list[JobInfo]) -> FakeClient:
+    """The harness's fake, answering with ``fake.jobs`` (a test may change them)."""
+    fake = FakeClient()
+    fake.jobs = jobs  # type: ignore[attr-defined]
 
-    def __init__(self, jobs: list[JobInfo], error: SlurmError | None = None) -> None:
-        self.jobs = jobs
-        self.error = error
-        self.calls: list[dict[str, object]] = []
-
-    def get_jobs(self, **kw: object) -> list[JobInfo]:
-        self.calls.append(kw)
-        if self.error:
-            raise self.error
-        return self.jobs
-
-    def get_job_rows(self, fields: list[str], **kw: object) -> tuple[list[str], list[list]]:
+    def job_rows(fields: list[str], **kw: object) -> tuple[list[str], list[list]]:
         """The controller's projection: only ``fields`` (each must be a JobInfo field), plus
         the attributes these test jobs carry beyond JobInfo (arrays, dependencies: fields
         the wire will grow, and their columns will then be in squeue's NEEDS table)."""
-        self.calls.append({"fields": fields, **kw})
-        if self.error:
-            raise self.error
         known = {f.name for f in dataclasses.fields(JobInfo)}
         assert set(fields) <= known, set(fields) - known
-        extra = sorted({k for j in self.jobs for k in vars(j)} - known)
+        extra = sorted({k for j in fake.jobs for k in vars(j)} - known)  # type: ignore[attr-defined]
         names = [*fields, *extra]
-        return names, [[getattr(j, n, None) for n in names] for j in self.jobs]
+        return names, [[getattr(j, n, None) for n in names] for j in fake.jobs]  # type: ignore[attr-defined]
+
+    fake.answers.update(get_jobs=lambda **kw: fake.jobs, get_job_rows=job_rows)  # type: ignore[attr-defined]
+    return fake
 
 
 @pytest.fixture
@@ -116,7 +107,7 @@ def utc():
 @pytest.fixture
 def fake(monkeypatch, utc):
     """Install a fake controller with the golden queue; clock at 02:29:19."""
-    client = FakeClient(golden_queue())
+    client = queue_client(golden_queue())
     install(monkeypatch, client)
     monkeypatch.setattr(squeue, "clock", lambda: at("02:29:19"))
     for var in [v for v in os.environ if v.startswith("SQUEUE_") or v == "SLURM_TIME_FORMAT"]:
