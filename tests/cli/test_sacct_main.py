@@ -20,7 +20,7 @@ from cli import sacct
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import JobInfo, NodeAlloc, StepInfo
-from tests.cli.harness import install, unreachable
+from tests.cli.harness import FakeClient, install, unreachable
 from tests.golden_path import golden_path
 
 T0 = 1796005000.0  # 2026-11-30T02:16:40Z: the jobs of the run start here
@@ -234,25 +234,23 @@ def live_store() -> list[JobInfo]:
     return [running, waiting, held, array]
 
 
-class FakeClient:
-    """Answers get_accounting with its store and records the filters asked for."""
+def accounting_client(jobs: list[JobInfo]) -> FakeClient:
+    """The harness's fake: ``get_accounting`` answers from ``fake.jobs``, by ``names``."""
+    fake = FakeClient()
+    fake.jobs = jobs  # type: ignore[attr-defined]
 
-    def __init__(self, jobs: list[JobInfo]) -> None:
-        self.jobs = jobs
-        self.calls: list[dict[str, Any]] = []
-        self.config = type("Cfg", (), {"cluster_name": "anchor"})()
-
-    def get_accounting(self, **kw: Any) -> list[JobInfo]:
-        self.calls.append(kw)
+    def get_accounting(**kw: Any) -> list[JobInfo]:
         names = kw.get("names")
-        return [
-            j for j in self.jobs if names is None or j.name.lower() in {n.lower() for n in names}
-        ]
+        wanted = None if names is None else {n.lower() for n in names}
+        return [j for j in fake.jobs if wanted is None or j.name.lower() in wanted]  # type: ignore[attr-defined]
+
+    fake.answers["get_accounting"] = get_accounting
+    return fake
 
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeClient]:
-    fake = FakeClient(final_store())
+    fake = accounting_client(final_store())
     install(monkeypatch, fake)
     monkeypatch.setattr(sacct, "my_uid", lambda: 1001)
     monkeypatch.setattr(sacct.time, "time", lambda: FINAL_NOW)
@@ -301,7 +299,7 @@ def test_snakemake_status_query(fake: FakeClient, capsys: pytest.CaptureFixture[
         "60_sacct_snakemake.txt", {"$(date +%Y-%m-%dT00:00)": "2026-11-30T00:00"}
     )
     assert run(argv, capsys) == (stdout, stderr, status)
-    assert fake.calls[-1]["names"] == ["fail1"]
+    assert fake.calls[-1].kwargs["names"] == ["fail1"]
 
 
 @pytest.mark.parametrize(("golden", "job_id"), [("20_output_missing_dir.txt", "42"),

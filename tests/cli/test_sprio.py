@@ -25,7 +25,7 @@ from controller.accounting.priority_facts import encode
 from slurmlite.errors import SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR, SlurmError
 from slurmlite.scheduler.multifactor import Factors, JobPriority, clamp_priority
 from tests.api.conftest import ALICE, BOB, CONF, KEY, register
-from tests.cli.harness import install
+from tests.cli.harness import FakeClient, install
 from tests.golden_path import GOLDEN
 
 WEIGHTS = {"age": 1000, "assoc": 0, "fairshare": 10000, "jobsize": 1000, "partition": 1000,
@@ -58,28 +58,29 @@ class Config:
     cluster_name = "anchor"
 
 
-class FakeClient:
-    """Answers ``GET /v1/priorities`` with ``answer`` filtered by ids (or raises ``error``)."""
+def priorities_client(answer: dict) -> FakeClient:
+    """The harness's fake answering ``GET /v1/priorities`` with ``fake.answer``, by ids."""
+    fake = FakeClient(config=Config())
+    fake.answer = answer  # type: ignore[attr-defined]
 
-    def __init__(self, answer: dict) -> None:
-        self.answer = answer
-        self.error: SlurmError | None = None
-        self.queries: list[dict] = []
-        self.config = Config()
-
-    def request(self, method: str, path: str, body: object = None, query: dict | None = None):
+    def request(method: str, path: str, body: object = None, query: dict | None = None):
         assert (method, path) == ("GET", "/v1/priorities")
-        self.queries.append(dict(query or {}))
-        if self.error is not None:
-            raise self.error
         ids = (query or {}).get("ids")
-        jobs = [j for j in self.answer["jobs"] if ids is None or j["job_id"] in ids]
-        return {**self.answer, "jobs": jobs}
+        jobs = [j for j in fake.answer["jobs"] if ids is None or j["job_id"] in ids]  # type: ignore[attr-defined]
+        return {**fake.answer, "jobs": jobs}  # type: ignore[attr-defined]
+
+    fake.answers["request"] = request
+    return fake
+
+
+def queries(fake: FakeClient) -> list[dict]:
+    """The query of every request sprio sent."""
+    return [dict(c.kwargs.get("query") or {}) for c in fake.calls]
 
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeClient:
-    fake = FakeClient(golden_answer())
+    fake = priorities_client(golden_answer())
     install(monkeypatch, fake)
     monkeypatch.delenv("SPRIO_FORMAT", raising=False)
     return fake
@@ -155,9 +156,9 @@ def test_user_filter_keeps_matching_rows_and_header_says_user(fake, capsys):
 def test_jobs_that_match_nothing(fake, capsys):
     out, err, code = run(["-j99"], capsys)
     assert (out, err, code) == ("Unable to find jobs matching user/id(s) specified\n", "", 0)
-    assert fake.queries[-1]["ids"] == [99]
+    assert queries(fake)[-1]["ids"] == [99]
     out, err, code = run(["-j", "52"], capsys)  # the word after a bare -j is the list
-    assert fake.queries[-1]["ids"] == [52] and out.count("\n") == 2
+    assert queries(fake)[-1]["ids"] == [52] and out.count("\n") == 2
     out, err, code = run(["-jx"], capsys)
     assert (err, code) == ("sprio: error: Invalid job id: x\n", 1)
 
@@ -182,7 +183,7 @@ def test_long_and_format_together_are_refused(fake, capsys):
     out, err, code = run(["-l", "-o", "%i"], capsys)
     assert (out, code) == ("", 1)
     assert err.startswith("sprio: fatal: Options -o(--format) and -l(--long) are mutually")
-    assert fake.queries == []
+    assert queries(fake) == []
 
 
 def test_the_controller_unreachable(fake, capsys):
