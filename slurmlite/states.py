@@ -33,6 +33,7 @@ Counts (spec §6.8)
 
 from __future__ import annotations
 
+import os
 import signal as _signal
 from collections.abc import Iterable, Sequence
 
@@ -306,3 +307,20 @@ def parse_signal(text: str) -> int:
 def signal_description(number: int) -> str:
     """``9`` -> ``"Killed"`` (for ``RaisedSignal:9(Killed)``)."""
     return _signal.strsignal(number) or f"Signal {number}"
+
+
+def final_state(status: int) -> tuple[str, str]:
+    """(state, reason) of a job whose batch script or command ended with raw ``status``.
+
+    The OOM marker of the node's cgroup -> OUT_OF_MEMORY; killed by a signal ->
+    FAILED (RaisedSignal); a non-zero exit -> FAILED (NonZeroExitCode); else
+    COMPLETED.  E.g. ``3 << 8`` -> ("FAILED", "NonZeroExitCode"), 9 ->
+    ("FAILED", "RaisedSignal").
+    """
+    if status & 0xFF == OOM_STATUS:
+        return "OUT_OF_MEMORY", "OutOfMemory"
+    if os.WIFSIGNALED(status):
+        return "FAILED", "RaisedSignal"
+    if os.WEXITSTATUS(status) != 0:
+        return "FAILED", "NonZeroExitCode"
+    return "COMPLETED", "None"

@@ -60,7 +60,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from controller.auth.callers import Caller, may_act_on
-from controller.jobs.service import AgentOrder, JobService
+from controller.jobs.service import JobService
+from controller.nodes.agent_client import AgentOrder
 from controller.sched.gather import pending_job
 from controller.store.models import JobRow
 from controller.store.rows import split_list

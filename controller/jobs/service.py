@@ -15,7 +15,6 @@ resources free.
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from sqlalchemy.orm import defer
 
 from controller.auth.callers import Caller, may_act_on
 from controller.jobs.validate import SubmitPlan, SubmitValidator
+from controller.nodes.agent_client import AgentOrder
 from controller.steps.ends import SPECIAL, end_part, running_steps, step_state
 from controller.store import job_query
 from controller.store.db import Database
@@ -41,22 +41,7 @@ from slurmlite.protocol import (
     JobSubmit,
     from_dict,
 )
-from slurmlite.states import OOM_STATUS, is_finished
-
-
-@dataclass
-class AgentOrder:
-    """Something an agent must be told after a commit."""
-
-    kind: str  # "terminate" | "signal"
-    job_id: int
-    node: str
-    restarts: int
-    signal: int | None = None
-    message: str | None = None
-    batch_only: bool = False
-    full: bool = False
-
+from slurmlite.states import final_state, is_finished
 
 # a submission's outcome: (job id, --test-only message), or why it was refused
 SubmitOutcome = tuple[int, str | None] | Exception
@@ -416,23 +401,6 @@ class JobService:
                 row.exit_code = status
         row.flags = drop_flag(row.flags, "COMPLETING")
         return True
-
-
-def final_state(status: int) -> tuple[str, str]:
-    """(state, reason) of a job whose batch script or command ended with raw ``status``.
-
-    The OOM marker of the node's cgroup -> OUT_OF_MEMORY; killed by a signal ->
-    FAILED (RaisedSignal); a non-zero exit -> FAILED (NonZeroExitCode); else
-    COMPLETED.  E.g. ``3 << 8`` -> ("FAILED", "NonZeroExitCode"), 9 ->
-    ("FAILED", "RaisedSignal").
-    """
-    if status & 0xFF == OOM_STATUS:
-        return "OUT_OF_MEMORY", "OutOfMemory"
-    if os.WIFSIGNALED(status):
-        return "FAILED", "RaisedSignal"
-    if os.WEXITSTATUS(status) != 0:
-        return "FAILED", "NonZeroExitCode"
-    return "COMPLETED", "None"
 
 
 def _end_of_requeued_run(step: StepRow | None, node: str, msg: JobCompletion, now: float) -> bool:

@@ -346,7 +346,9 @@ class SubmitValidator:
 
     def test_only_message(self, job_id: int, values: dict[str, Any], now: float) -> str:
         """``sbatch --test-only``'s "to start at" line (``controller.sched.willrun``)."""
-        return willrun.test_only_message(self, job_id, values, now)
+        return willrun.test_only_message(
+            self.nodes.db, self.cfg, self.nodes, self.policy, job_id, values, now
+        )
 
 
 def check_limits(req: JobSubmit) -> None:

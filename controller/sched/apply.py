@@ -3,14 +3,14 @@
 The policy is pure (``slurmlite.scheduler``); this module is the mechanism
 around it, in the order of one pass:
 
-1. priorities: ``ctl.priorities.maybe_recalc(now)`` (multifactor priorities
+1. priorities: ``parts.priorities.maybe_recalc(now)`` (multifactor priorities
    and fair-share, recomputed every PriorityCalcPeriod) before the snapshot,
    so the pass sees them;
 2. which pass.  With ``SchedulerType=sched/backfill`` (the default) Slurm
    runs two schedulers: a cheap main pass on every event (a submission, a
    completion) and the full backfill pass every ``bf_interval`` seconds, and
    at start-up.  slurmlite does the same inside one loop: an *event pass*
-   is ``passes.main_pass``; a *full pass* is ``ctl.schedule_pass`` (the
+   is ``passes.main_pass``; a *full pass* is ``parts.full_pass`` (the
    backfill pass: main pass, then reservations and estimates) once
    ``bf_interval`` has gone by since the last full one.  ``bf_interval=-1``
    disables backfill (every pass is the main pass); ``sched/builtin`` runs
@@ -63,7 +63,7 @@ from slurmlite.scheduler.passes import main_pass
 from slurmlite.scheduler.snapshot import Plan, Policy, Snapshot
 
 if TYPE_CHECKING:
-    from controller.context import Controller
+    from controller.sched.parts import SchedParts
 
 log = logging.getLogger("slurmctld.loop")
 
@@ -79,7 +79,7 @@ class PassState:
     """What the loop keeps from pass to pass."""
 
     pending: gather.PendingCache = field(default_factory=gather.PendingCache)
-    last_full: float | None = None  # ctl.clock() when the last full pass ran (None: not yet)
+    last_full: float | None = None  # the clock when the last full pass ran (None: not yet)
     snapshot: Snapshot | None = None  # the last full pass's input ...
     plan: Plan | None = None  # ... and its answer
     full: bool = False  # whether the latest pass was a full one
@@ -96,30 +96,32 @@ def bf_window(policy: Policy) -> float:
     return float(BackfillParams.from_policy(policy).bf_window) * 60.0
 
 
-def choose_pass(ctl: Controller, state: PassState, now: float) -> tuple[Callable[..., Plan], bool]:
+def choose_pass(
+    parts: SchedParts, state: PassState, now: float
+) -> tuple[Callable[..., Plan], bool]:
     """The pass to run now and whether it is a full one (see the module doc, step 2)."""
-    if ctl.policy.scheduler_type != BACKFILL:
-        return ctl.schedule_pass, True
-    interval = bf_interval(ctl.policy)
+    if parts.policy.scheduler_type != BACKFILL:
+        return parts.full_pass, True
+    interval = bf_interval(parts.policy)
     if interval < 0:
         return main_pass, True
     last = state.last_full
     # a clock stepped back counts as due: better one early pass than none for a long time
     if last is None or now - last >= interval or now < last:
-        return ctl.schedule_pass, True
+        return parts.full_pass, True
     return main_pass, False
 
 
-def schedule(ctl: Controller, state: PassState) -> list[Launch]:
+def schedule(parts: SchedParts, state: PassState) -> list[Launch]:
     """One scheduling pass: decide, record, and the launch orders to send."""
-    now = ctl.clock()
+    now = parts.clock()
     try:
-        ctl.priorities.maybe_recalc(now)
+        parts.priorities.maybe_recalc(now)
     except Exception:  # keep scheduling on the old priorities; logged, retried next pass
         log.exception("event=priority_recalc_failed")
-    run, full = choose_pass(ctl, state, now)
+    run, full = choose_pass(parts, state, now)
     marks: gather.Marks = {}
-    snap, current = gather.take(ctl.db, ctl.cfg, ctl.nodes, now, state.pending, marks)
+    snap, current = gather.take(parts.db, parts.cfg, parts.nodes, now, state.pending, marks)
     state.full = full
     if full:
         state.last_full = now
@@ -127,23 +129,23 @@ def schedule(ctl: Controller, state: PassState) -> list[Launch]:
     if not snap.pending:
         if full:
             state.snapshot, state.plan = snap, Plan()
-            _clear_held(ctl)
+            _clear_held(parts)
         return []
-    plan: Plan = run(snap, ctl.policy)
+    plan: Plan = run(snap, parts.policy)
     if full:
         state.snapshot, state.plan = snap, plan
-    started, node_rows = _apply(ctl, snap, plan, current, marks, full, now)
+    started, node_rows = _apply(parts, snap, plan, current, marks, full, now)
     # orders are built and signed after the commit: submissions wait less for the store
     launches: list[Launch] = []
     for row in started:
         host = node_rows[row.batch_host or ""]
-        spec = build_launch(ctl, row, node_rows, now)
+        spec = build_launch(parts.cfg, parts.signer, row, node_rows, now)
         launches.append((spec, AgentAddress(host.name, host.addr, host.port)))
     return launches
 
 
 def _apply(
-    ctl: Controller,
+    parts: SchedParts,
     snap: Snapshot,
     plan: Plan,
     current: dict[int, tuple[str, str | None]],
@@ -153,7 +155,7 @@ def _apply(
 ) -> tuple[list[JobRow], dict[str, NodeRow]]:
     """Record ``plan`` in one transaction; the started batch jobs and the node rows."""
     started: list[JobRow] = []
-    with ctl.db.write() as s, s.no_autoflush:
+    with parts.db.write() as s, s.no_autoflush:
         node_rows = {r.name: r for r in s.scalars(select(NodeRow))}
         # one query for the starting jobs and one for their old batch steps
         # (requeued runs); the changes go out in one flush at commit
@@ -202,10 +204,10 @@ def _apply(
             step.cpus, step.mem, step.ntasks = start.allocs[0].cpus, start.allocs[0].mem, 1
             started.append(row)
         _write_reasons(s, plan, current, now)
-        horizon = now + bf_window(ctl.policy)
+        horizon = now + bf_window(parts.policy)
         _write_estimates(s, wanted_estimates(plan, marks, full, horizon))
     if full:
-        _clear_held(ctl)
+        _clear_held(parts)
     return started, node_rows
 
 
@@ -277,15 +279,15 @@ def _write_estimates(s: Any, changes: dict[int, Estimate]) -> None:
         s.connection().execute(stmt, values)
 
 
-def _clear_held(ctl: Controller) -> None:
+def _clear_held(parts: SchedParts) -> None:
     """Held jobs are outside the snapshot: their estimates go at the next full pass."""
-    with ctl.db.read() as s:
+    with parts.db.read() as s:
         q = select(JobRow.id).where(
             JobRow.state == "PENDING", JobRow.hold.is_not(None), JobRow.sched_start.is_not(None)
         )
         ids = list(s.scalars(q))
     if ids:
-        with ctl.db.write() as s:
+        with parts.db.write() as s:
             s.execute(
                 update(JobRow)
                 .where(JobRow.id.in_(ids), JobRow.hold.is_not(None))

@@ -21,7 +21,8 @@ from slurmlite.jobenv import batch_environment
 from slurmlite.protocol import LaunchSpec
 
 if TYPE_CHECKING:
-    from controller.context import Controller
+    from controller.nodes.agent_client import Signer
+    from slurmlite.config import Config
 
 
 def output_paths(row: JobRow, node: str) -> tuple[str, str, str]:
@@ -49,7 +50,10 @@ def output_paths(row: JobRow, node: str) -> tuple[str, str, str]:
     return out, err, stdin
 
 
-def build_launch(ctl: Controller, row: JobRow, nodes: dict[str, NodeRow], now: float) -> LaunchSpec:
+def build_launch(
+    cfg: Config, signer: Signer, row: JobRow, nodes: dict[str, NodeRow], now: float
+) -> LaunchSpec:
+    """The signed batch launch of ``row`` for its batch host (``nodes``: its nodes' rows)."""
     node = row.batch_host or ""
     info = job_info(row)
     first = nodes.get(info.nodes[0]) if info.nodes else None
@@ -61,11 +65,11 @@ def build_launch(ctl: Controller, row: JobRow, nodes: dict[str, NodeRow], now: f
         ntasks_given=row.ntasks is not None or row.ntasks_per_node is not None,
         node_gpu_count=nodes[node].gpus if node in nodes else 0,
         echo_env=json.loads(row.echo_env or "{}"),
-        cluster_name=ctl.cfg.cluster_name,
-        conf_path=ctl.cfg.path,
-        gpu_env_style=gpu_env_style_for(ctl.cfg, node),
-        controller_host=ctl.cfg.control_addr or ctl.cfg.control_host,
-        controller_port=ctl.cfg.slurmctld_port,
+        cluster_name=cfg.cluster_name,
+        conf_path=cfg.path,
+        gpu_env_style=gpu_env_style_for(cfg, node),
+        controller_host=cfg.control_addr or cfg.control_host,
+        controller_port=cfg.slurmctld_port,
         master_addr=first.addr if first else node,
     )
     out, err, stdin = output_paths(row, node)
@@ -87,8 +91,8 @@ def build_launch(ctl: Controller, row: JobRow, nodes: dict[str, NodeRow], now: f
         std_in=stdin,
         open_mode=row.open_mode,
         gpus=list(gpus),
-        kill_wait=ctl.cfg.kill_wait,
+        kill_wait=cfg.kill_wait,
         time_limit_s=row.time_limit * 60 if row.time_limit is not None else None,
         mem_mib=next((a.mem for a in info.alloc if a.node == node), 0),
     )
-    return ctl.signer.launch(spec, node, now, nodes=info.nodes)
+    return signer.launch(spec, node, now, nodes=info.nodes)

@@ -42,7 +42,9 @@ from slurmlite.scheduler.snapshot import Policy, Snapshot
 from slurmlite.timefmt import fmt_timestamp
 
 if TYPE_CHECKING:
-    from controller.jobs.validate import SubmitValidator
+    from controller.nodes.service import NodeService
+    from controller.store.db import Database
+    from slurmlite.config import Config
 
 # reasons that name why the job can never start as things are, with Slurm's error
 _ERRORS = {
@@ -52,13 +54,19 @@ _ERRORS = {
 
 
 def test_only_message(
-    validator: SubmitValidator, job_id: int, values: dict[str, Any], now: float
+    db: Database,
+    cfg: Config,
+    nodes: NodeService,
+    policy: Policy,
+    job_id: int,
+    values: dict[str, Any],
+    now: float,
 ) -> str:
     """The "to start at" line for the request ``values`` (a job row's columns)."""
     row = SimpleNamespace(**values)  # read as pending_job reads a job row
     probe = dataclasses.replace(pending_job(row), held=None, begin_time=None)
-    snap, _ = gather.take(validator.nodes.db, validator.cfg, validator.nodes, now, extra=(probe,))
-    plan = backfill_pass(snap, _examining(snap, probe.job_id, validator.policy))
+    snap, _ = gather.take(db, cfg, nodes, now, extra=(probe,))
+    plan = backfill_pass(snap, _examining(snap, probe.job_id, policy))
     part = values["partition"]
     start = next((s for s in plan.starts if s.job_id == job_id), None)
     if start is not None:

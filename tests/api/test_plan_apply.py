@@ -50,7 +50,7 @@ class EstimatingPass:
 @pytest.fixture
 def fake(harness) -> EstimatingPass:
     full = EstimatingPass()
-    harness.ctl.schedule_pass = full
+    harness.ctl.sched.full_pass = full
     return full
 
 
