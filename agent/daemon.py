@@ -63,7 +63,7 @@ from agent import machine
 from agent.completions import CompletionSpool
 from agent.gres import GpuDevice, translate_gpu_env
 from agent.isolation import Isolation
-from agent.launcher import Launcher, LaunchError, RunningJob
+from agent.launcher import BatchRun, Launcher, LaunchError
 from agent.orders import OrderGate, OrderRefused
 from agent.portcheck import port_warning
 from agent.stepstate import StepDuties
@@ -91,7 +91,7 @@ class Job:
     job_id: int
     restarts: int
     step_id: str
-    proc: RunningJob
+    proc: BatchRun
     task: asyncio.Task[Any] | None = None
 
 
@@ -196,7 +196,7 @@ class AgentState(CompletionSpool, StepDuties):
         log.info("event=launched job=%s node=%s pid=%s", spec.job_id, self.name, proc.pid)
         return "started"
 
-    async def _start(self, spec: LaunchSpec) -> RunningJob:
+    async def _start(self, spec: LaunchSpec) -> BatchRun:
         """``Launcher.start`` with the wrapper's report read by the event loop."""
         spawn = self.launcher.spawn(spec)
         assert spawn.proc.stderr is not None

@@ -1,4 +1,4 @@
-"""Signalling a running job and killing it: the part of ``RunningJob`` that reaches its processes.
+"""Signalling a running job and killing it: the part of ``BatchRun`` that reaches its processes.
 
 "The job's processes" are its cgroup when it has one (``agent.cgroups``):
 every process it ever started, whatever session or process group it moved
@@ -44,7 +44,7 @@ log = logging.getLogger("agent.running")
 
 
 class JobSignals:
-    """Signals, the kill sequence and stderr notices; mixed into ``RunningJob``."""
+    """Signals, the kill sequence and stderr notices; mixed into ``BatchRun``."""
 
     _POLL_S = 0.05
     job_id: int

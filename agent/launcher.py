@@ -81,7 +81,7 @@ from agent.confine import (
 from agent.identity import JobUser, fill_login_env
 from agent.isolation import Isolation, open_tree
 from agent.rundirs import RunDirs, fresh_file, gate_fifo
-from agent.running import RunningJob, load_meta
+from agent.running import BatchRun, load_meta
 from agent.wrapper import (
     PID_MARK,
     WRAPPER,
@@ -100,7 +100,7 @@ __all__ = [
     "ExitRecord",
     "LaunchError",
     "Launcher",
-    "RunningJob",
+    "BatchRun",
     "Spawn",
     "Supervisor",
     "kill_message",
@@ -156,11 +156,11 @@ class Supervisor(ABC):
     """Starts batch scripts and finds them again after an agent restart."""
 
     @abstractmethod
-    def start(self, spec: LaunchSpec) -> RunningJob:
+    def start(self, spec: LaunchSpec) -> BatchRun:
         """Spawn the job's batch script; raises :class:`LaunchError`."""
 
     @abstractmethod
-    def adopt(self, job_id: int) -> RunningJob | None:
+    def adopt(self, job_id: int) -> BatchRun | None:
         """The job as a previous agent left it, or ``None`` if unknown here."""
 
 
@@ -184,7 +184,7 @@ class Launcher(Supervisor):
     def job_dir(self, job_id: int) -> Path:
         return self.spool_dir / f"job{job_id}"
 
-    def start(self, spec: LaunchSpec) -> RunningJob:
+    def start(self, spec: LaunchSpec) -> BatchRun:
         """Spawn the job and wait for the wrapper's report: ``spawn``, read, ``settle``."""
         spawn = self.spawn(spec)
         assert spawn.proc.stderr is not None
@@ -252,7 +252,7 @@ class Launcher(Supervisor):
                 raise
         return Spawn(spec, job_dir, proc, err or out, user, cgroup)
 
-    def settle(self, spawn: Spawn, said: bytes) -> RunningJob:
+    def settle(self, spawn: Spawn, said: bytes) -> BatchRun:
         """Steps 3-4: the wrapper said the job's pid (it runs) or why it could not start."""
         spec, job_dir, proc = spawn.spec, spawn.job_dir, spawn.proc
         lines = said.decode(errors="replace").splitlines()
@@ -277,7 +277,7 @@ class Launcher(Supervisor):
                 self.cgroups.park_wrapper(proc.pid)  # killing the job must spare its wrapper
             except OSError as exc:
                 log.warning("event=wrapper_not_parked job=%s error=%r", spec.job_id, str(exc))
-        job = RunningJob(
+        job = BatchRun(
             spec.job_id,
             spec.restarts,
             int(pids[0]),
@@ -339,7 +339,7 @@ class Launcher(Supervisor):
         record = read_status(job_dir)
         return record.restarts if record else None
 
-    def adopt(self, job_id: int) -> RunningJob | None:
+    def adopt(self, job_id: int) -> BatchRun | None:
         """A run started by an earlier agent: running (watched: signals and
         ``terminate`` work, the end is seen and its status read), finished
         (``status`` from the record, ``None`` if it ended unrecorded), or
@@ -347,7 +347,7 @@ class Launcher(Supervisor):
         job_dir = self.job_dir(job_id)
         if not job_dir.is_dir() or self.run_of(job_id) is None:
             return None
-        return RunningJob.adopted(job_id, job_dir, self.cgroups)
+        return BatchRun.adopted(job_id, job_dir, self.cgroups)
 
     def forget(self, job_id: int, restarts: int) -> bool:
         """Drop the run's directory (its completion was acknowledged): parked for

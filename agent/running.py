@@ -1,11 +1,13 @@
 """One run of a batch script as the agent sees it: watch, release, signal, kill.
 
-A ``RunningJob`` names two processes (see ``agent.wrapper``): the *job*
-(the batch shell, ``pid``; its process group ``pgid == pid``) and its
-*wrapper* (``wrapper_pid``), which reaps the job and writes ``status``.
-The agent that launched the job has the wrapper as its child; an agent
-that adopted the job after a restart watches both through ``/proc`` and
-pidfds.  Either way the end is seen in three steps:
+A ``BatchRun`` names two processes (see ``agent.wrapper``): the *job* (the
+batch shell, ``pid``; its process group ``pgid == pid``) and its *wrapper*
+(``wrapper_pid``), which reaps the job and writes ``status``.  (A node's
+other kind of run is a job step's tasks, ``agent.steps.StepRun``; the
+scheduler's ``RunningJob`` is something else again: a job's allocation as
+policy sees it.)  The agent that launched the job has the wrapper as its
+child; an agent that adopted the job after a restart watches both through
+``/proc`` and pidfds.  Either way the end is seen in three steps:
 
 1. the job stops running (pidfd readable, or ``/proc`` says zombie/gone);
 2. the agent opens the job's gate: the wrapper reads the zombie's raw wait
@@ -48,14 +50,14 @@ from agent.killing import JobSignals
 from agent.procfs import is_live, pidfd, stat_of, zombie_status
 from agent.wrapper import decode_rc, read_status, write_status
 
-__all__ = ["OOM_REASON", "RunningJob"]
+__all__ = ["OOM_REASON", "BatchRun"]
 
 log = logging.getLogger(__name__)
 
 OOM_REASON = "OutOfMemory"  # the status record's reason once an OOM kill was seen
 
 
-class RunningJob(JobSignals):
+class BatchRun(JobSignals):
     """Handle on one run; ``done`` once its wrapper is gone and ``status`` read."""
 
     _POLL_S = 0.05
@@ -139,7 +141,7 @@ class RunningJob(JobSignals):
             f.write(json.dumps(meta).encode())
 
     @classmethod
-    def adopted(cls, job_id: int, job_dir: Path, tree: CgroupTree | None = None) -> RunningJob:
+    def adopted(cls, job_id: int, job_dir: Path, tree: CgroupTree | None = None) -> BatchRun:
         """Rebuild from ``launch.json`` + ``status`` left by an earlier agent.
 
         Running (job or wrapper alive: watched), finished (``status`` read), or
