@@ -112,7 +112,7 @@ class JobSubmit:
     mem_per_node: int | None = None  # --mem (0 = whole node)
     mem_per_cpu: int | None = None
     mem_per_gpu: int | None = None
-    gres_per_node: int | None = None  # GPUs per node from --gres/--gpus-per-node
+    gpus_per_node: int | None = None  # GPUs per node from --gres/--gpus-per-node
     gpus_total: int | None = None  # --gpus
     gpu_type: str | None = None
     tres_per_node: str | None = None  # as Slurm shows it, e.g. "gres:gpu:2"
