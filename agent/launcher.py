@@ -91,6 +91,7 @@ from agent.wrapper import (
     read_status,
     write_status,
 )
+from slurmlite.clock import Clock, monotonic_clock, system_clock
 from slurmlite.filepattern import resolve_output
 from slurmlite.protocol import LaunchSpec
 
@@ -165,9 +166,22 @@ class Supervisor(ABC):
 
 
 class Launcher(Supervisor):
-    """Runs batch scripts under per-job shell wrappers that outlive the agent."""
+    """Runs batch scripts under per-job shell wrappers that outlive the agent.
 
-    def __init__(self, spool_dir: Path, isolation: Isolation | None = None) -> None:
+    ``clock`` (Unix seconds) stamps when runs start and end; ``timer``
+    (monotonic seconds) measures waits: kill grace, caches.  Both default to
+    the real ones; a test passes a ``slurmlite.clock.FakeClock``.
+    """
+
+    def __init__(
+        self,
+        spool_dir: Path,
+        isolation: Isolation | None = None,
+        clock: Clock = system_clock,
+        timer: Clock = monotonic_clock,
+    ) -> None:
+        self.clock = clock
+        self.timer = timer
         self.spool_dir = Path(spool_dir)
         self.spool_dir.mkdir(mode=0o755, parents=True, exist_ok=True)
         mode = self.spool_dir.stat().st_mode
@@ -175,7 +189,9 @@ class Launcher(Supervisor):
             # job users must be able to pass through the spool to their script
             os.chmod(self.spool_dir, stat.S_IMODE(mode) | 0o011)
         self.rundirs = RunDirs(self.spool_dir)
-        self.cgroups: CgroupTree | None = open_tree(isolation or Isolation(), self.spool_dir)
+        self.cgroups: CgroupTree | None = open_tree(
+            isolation or Isolation(), self.spool_dir, timer=timer
+        )
         if self.cgroups is not None:
             # cgroups of runs this spool no longer knows: their processes must not live on
             live = {(j, r) for j in self.job_ids() if (r := self.run_of(j)) is not None}
@@ -198,7 +214,7 @@ class Launcher(Supervisor):
         The caller reads ``proc.stderr`` to the end (blocking, or from an
         event loop) and hands what it said to ``settle``.
         """
-        creds, user = credentials(spec)
+        creds, user = credentials(spec, self.timer())
         job_dir = self.job_dir(spec.job_id)
         owner = (spec.uid, spec.gid) if creds else None
         uid = spec.uid if owner else os.geteuid()  # who the run's files will belong to
@@ -290,6 +306,8 @@ class Launcher(Supervisor):
             groups=list(spawn.user.groups) if spawn.user else None,
             cgroup=spawn.cgroup,
             node=spec.environment.get("SLURMD_NODENAME", ""),
+            clock=self.clock,
+            timer=self.timer,
         )
         job.record()
         log.debug(
@@ -347,7 +365,7 @@ class Launcher(Supervisor):
         job_dir = self.job_dir(job_id)
         if not job_dir.is_dir() or self.run_of(job_id) is None:
             return None
-        return BatchRun.adopted(job_id, job_dir, self.cgroups)
+        return BatchRun.adopted(job_id, job_dir, self.cgroups, self.clock, self.timer)
 
     def forget(self, job_id: int, restarts: int) -> bool:
         """Drop the run's directory (its completion was acknowledged): parked for

@@ -49,6 +49,7 @@ from agent.cgroups import SIG_OOM, CgroupTree, JobCgroup
 from agent.killing import JobSignals
 from agent.procfs import is_live, pidfd, stat_of, zombie_status
 from agent.wrapper import decode_rc, read_status, write_status
+from slurmlite.clock import Clock, monotonic_clock, system_clock
 
 __all__ = ["OOM_REASON", "BatchRun"]
 
@@ -80,6 +81,8 @@ class BatchRun(JobSignals):
         groups: list[int] | None = None,
         cgroup: JobCgroup | None = None,
         node: str = "",
+        clock: Clock = system_clock,
+        timer: Clock = monotonic_clock,
     ) -> None:
         self.job_id = job_id
         self.restarts = restarts
@@ -93,7 +96,9 @@ class BatchRun(JobSignals):
         self.cgroup = cgroup
         self.node = node
         self.wrapper_pid = wrapper_pid
-        self.started = started if started is not None else time.time()
+        self.clock = clock  # Unix seconds: when the run started and ended
+        self.timer = timer  # monotonic seconds: the kill sequence's waits
+        self.started = started if started is not None else clock()
         self.ended: float | None = None
         self.status: int | None = None
         self.done = False
@@ -141,7 +146,14 @@ class BatchRun(JobSignals):
             f.write(json.dumps(meta).encode())
 
     @classmethod
-    def adopted(cls, job_id: int, job_dir: Path, tree: CgroupTree | None = None) -> BatchRun:
+    def adopted(
+        cls,
+        job_id: int,
+        job_dir: Path,
+        tree: CgroupTree | None = None,
+        clock: Clock = system_clock,
+        timer: Clock = monotonic_clock,
+    ) -> BatchRun:
         """Rebuild from ``launch.json`` + ``status`` left by an earlier agent.
 
         Running (job or wrapper alive: watched), finished (``status`` read), or
@@ -169,6 +181,8 @@ class BatchRun(JobSignals):
             groups=meta.get("groups"),
             cgroup=cgroup,
             node=str(meta.get("node") or ""),
+            clock=clock,
+            timer=timer,
         )
         if not job._wrapper_live() and not job._job_live():
             job._finish()
@@ -215,9 +229,9 @@ class BatchRun(JobSignals):
             try:
                 self.ended = (self.job_dir / "status").stat().st_mtime
             except OSError:
-                self.ended = time.time()
+                self.ended = self.clock()
         else:
-            self.ended = time.time()
+            self.ended = self.clock()
             log.warning(
                 "job=%s restarts=%s ended without a status record", self.job_id, self.restarts
             )

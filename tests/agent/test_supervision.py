@@ -238,9 +238,10 @@ def test_adoption_sees_only_the_run_it_was_given(area: Path) -> None:
 # ------------------------------------------------------- the agent state
 
 
-def agent_state(spool: Path) -> AgentState:
+def agent_state(spool: Path, **kw: Any) -> AgentState:
+    """Agent n1 on ``spool``; ``kw``: more fields (``clock``, ``timer``, ``gpus`` ...)."""
     cfg = parse_config("SlurmctldHost=localhost(127.0.0.1)\nSlurmliteHeartbeatInterval=1\n")
-    return AgentState(
+    fields: dict[str, Any] = dict(
         cfg=cfg,
         name="n1",
         cluster_key=b"k" * 64,
@@ -249,6 +250,7 @@ def agent_state(spool: Path) -> AgentState:
         gpu_source="none",
         node_conf=None,
     )
+    return AgentState(**{**fields, **kw})
 
 
 class FakeController:
