@@ -197,7 +197,7 @@ def _allocation(
         per_node, ntasks = geometry["ntasks_per_node"], geometry["ntasks"]
         if isinstance(per_node, int):
             gpu = {
-                "gres_per_node": count * per_node,
+                "gpus_per_node": count * per_node,
                 "tres_per_node": f"gres:gpu:{count * per_node}",
             }
         else:

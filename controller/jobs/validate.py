@@ -82,7 +82,7 @@ _RANGE_ERRORS = {
     "mem_per_node": errors.ESLURM_INVALID_TASK_MEMORY,
     "mem_per_cpu": errors.ESLURM_INVALID_TASK_MEMORY,
     "mem_per_gpu": errors.ESLURM_INVALID_TASK_MEMORY,
-    "gres_per_node": errors.ESLURM_INVALID_GRES,
+    "gpus_per_node": errors.ESLURM_INVALID_GRES,
     "gpus_total": errors.ESLURM_INVALID_GRES,
 }
 
@@ -236,7 +236,7 @@ class SubmitValidator:
             or req.mem_per_gpu is not None
         ):
             return req.mem_per_node, req.mem_per_cpu, req.mem_per_gpu
-        wants_gpus = bool(req.gres_per_node or req.gpus_total)
+        wants_gpus = bool(req.gpus_per_node or req.gpus_total)
         if wants_gpus and self.cfg.def_mem_per_gpu:
             return None, None, self.cfg.def_mem_per_gpu
         if self.cfg.def_mem_per_cpu:
@@ -261,7 +261,7 @@ class SubmitValidator:
             "mem_per_node": mem_node,
             "mem_per_cpu": mem_cpu,
             "mem_per_gpu": mem_gpu,
-            "gpus_per_node": req.gres_per_node or 0,
+            "gpus_per_node": req.gpus_per_node or 0,
             "gpus_total": req.gpus_total,
             "gpu_type": req.gpu_type,
             "time_limit": plan.time_limit,

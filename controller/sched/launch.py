@@ -5,7 +5,10 @@ allocation, the node, the cluster), so it builds the final environment here
 (``slurmlite.jobenv``), expands the output patterns (``slurmlite.filepattern``)
 and signs the whole order with a credential only the batch host can check
 (``controller.nodes.agent_client.Signer``).  The agent only
-adds what exists once the process does (``SLURM_TASK_PID``).
+adds what exists once the process does (``SLURM_TASK_PID``).  The node's
+GPUs, as the plan chose them, travel typed (``LaunchSpec.gpus``): an agent
+whose node owns a subset of a machine's GPUs renumbers the environment's
+GPU variables from that list, never by parsing them.
 """
 
 from __future__ import annotations
@@ -73,7 +76,7 @@ def build_launch(
         master_addr=first.addr if first else node,
     )
     out, err, stdin = output_paths(row, node)
-    gpus = next((a.gpus for a in info.alloc if a.node == node), [])
+    here = next((a for a in info.alloc if a.node == node), None)  # what the plan gave this node
     spec = LaunchSpec(
         credential="",
         job_id=row.id,
@@ -90,9 +93,9 @@ def build_launch(
         std_err=err,
         std_in=stdin,
         open_mode=row.open_mode,
-        gpus=list(gpus),
+        gpus=list(here.gpus) if here is not None else [],
         kill_wait=cfg.kill_wait,
         time_limit_s=row.time_limit * 60 if row.time_limit is not None else None,
-        mem_mib=next((a.mem for a in info.alloc if a.node == node), 0),
+        mem_mib=here.mem if here is not None else 0,
     )
     return signer.launch(spec, node, now, nodes=info.nodes)

@@ -21,7 +21,7 @@ from tests.api.conftest import ALICE, BOB, KEY, ROOT, register
 
 
 def two_node_job(h) -> int:  # type: ignore[no-untyped-def]
-    jid = h.submit(nodes_min=2, ntasks_per_node=2, gres_per_node=2)["job_id"]
+    jid = h.submit(nodes_min=2, ntasks_per_node=2, gpus_per_node=2)["job_id"]
     h.tick()
     assert h.job(jid)["state"] == "RUNNING"
     return jid
