@@ -59,14 +59,8 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from slurmlite.scheduler.passes import (
-    PRIORITY,
-    REQ_NODE_NOT_AVAIL,
-    RESOURCES,
-    limit_tracker,
-    queue_order,
-    run_main_pass,
-)
+from slurmlite.reasons import PRIORITY, REQ_NODE_NOT_AVAIL, RESOURCES
+from slurmlite.scheduler.passes import limit_tracker, queue_order, run_main_pass
 from slurmlite.scheduler.select import (
     MemRule,
     Shape,

@@ -33,7 +33,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from slurmlite import errors
+from slurmlite import errors, reasons
 from slurmlite.scheduler.select import (
     constraint_matches,
     eligible,
@@ -62,19 +62,19 @@ def wait_reason(job: PendingJob, partition: PartitionView | None, now: float) ->
     if job.held:
         return job.held
     if job.begin_time is not None and job.begin_time > now:
-        return "BeginTime"
+        return reasons.BEGIN_TIME
     if job.external_reason:
         return job.external_reason
     if partition is None or partition.state == "INACTIVE":
-        return "PartitionInactive"  # a partition removed from slurm.conf counts as inactive
+        return reasons.PARTITION_INACTIVE  # a partition removed from slurm.conf counts as inactive
     if partition.state == "DOWN":
-        return "PartitionDown"
+        return reasons.PARTITION_DOWN
     if partition.max_time is not None and (
         job.time_limit is None or job.time_limit > partition.max_time
     ):
-        return "PartitionTimeLimit"
+        return reasons.PARTITION_TIME_LIMIT
     if min_nodes(job) > len(partition.nodes):
-        return "PartitionNodeLimit"
+        return reasons.PARTITION_NODE_LIMIT
     return None
 
 
