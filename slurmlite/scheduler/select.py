@@ -17,9 +17,9 @@ by CPUs, memory and GPUs, and a placement is chosen like this:
 4. *Fill.*  Required nodes (``-w``) go in first.  Then, while something is
    missing: if one more node could finish the job, take the tightest such
    node (fewest free GPUs, then fewest free CPUs, then config order — "best
-   fit"); otherwise take the node that contributes most (block layout: a node
-   gets as many tasks as its free CPUs allow, keeping one task back for every
-   node still needed).
+   fit", ``best_fit_key``, by which backfill orders nodes too); otherwise take
+   the node that contributes most (block layout: a node gets as many tasks as
+   its free CPUs allow, keeping one task back for every node still needed).
 5. *Per node* the job holds ``tasks x cpus_per_task`` CPUs (all CPUs with
    ``--exclusive``), the lowest free GPU indices, and memory by the first rule
    that applies: ``--mem`` (0 = whole node), ``--mem-per-cpu``,
@@ -192,17 +192,26 @@ def _free_gpu_count(node: NodeView) -> int:
     return node.gpus - len(node.alloc_gpus)
 
 
-def _best_fit_key(node: NodeView) -> tuple[int, int, int, int]:
-    return (node.weight, _free_gpu_count(node), node.cpus - node.alloc_cpus, node.index)
+def best_fit_key(node: NodeView, free_gpus: int, free_cpus: int) -> tuple[int, int, int, int]:
+    """The order of "best fit", smallest first: lowest Weight, fewest free GPUs, fewest
+    free CPUs, config order.  The one key of the main pass and of backfill, which
+    passes what a node has free over a window of the future (``_best_single``)."""
+    return (node.weight, free_gpus, free_cpus, node.index)
+
+
+def _tightest(node: NodeView) -> tuple[int, int, int, int]:
+    """``best_fit_key`` of ``node`` as it is now."""
+    return best_fit_key(node, _free_gpu_count(node), node.cpus - node.alloc_cpus)
 
 
 def _biggest_first_key(
     option: tuple[NodeView, tuple[int, int]], prefer_light: bool
 ) -> tuple[int, ...]:
+    """Most tasks, then most GPUs first (lighter groups first with ``prefer_light``);
+    ties go to the best fit."""
     node, (tasks, gpus) = option
     weight = node.weight if prefer_light else 0
-    free_gpus, free_cpus = _free_gpu_count(node), node.cpus - node.alloc_cpus
-    return (weight, -tasks, -gpus, node.weight, free_gpus, free_cpus, node.index)
+    return (weight, -tasks, -gpus, *_tightest(node))
 
 
 #: A node that can take part of the job now, with the most tasks and GPUs it can give.
@@ -278,7 +287,7 @@ def _fill(
                 and o[1][1] >= gpus_left
             ]
             if finishing:
-                add(*min(finishing, key=lambda o: _best_fit_key(o[0])))
+                add(*min(finishing, key=lambda o: _tightest(o[0])))
                 break
         # No single node finishes it: take the biggest contribution (block layout).
         add(*min(options, key=lambda o: _biggest_first_key(o, prefer_light)))
@@ -313,7 +322,7 @@ def _fill_fixed(
         lightest = min(o[0].weight for o in rest) if prefer_light else None
         last = min(
             (o for o in rest if lightest is None or o[0].weight == lightest),
-            key=lambda o: _best_fit_key(o[0]),
+            key=lambda o: _tightest(o[0]),
         )
         chosen.append((last[0], *last[1]))
     return sorted(chosen, key=lambda c: c[0].index)
