@@ -34,15 +34,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from slurmlite import errors, reasons
+from slurmlite.scheduler import shortfall as lack
 from slurmlite.scheduler.select import (
+    as_idle,
     constraint_matches,
     eligible,
     fits_when_idle,
     job_shape,
     memory_rule,
     min_nodes,
-    node_memory,
     select_nodes,
+    share_shortfalls,
 )
 from slurmlite.scheduler.snapshot import NodeView, PartitionView, PendingJob, Policy, Start
 
@@ -86,11 +88,13 @@ def _clamped_to(job: PendingJob, size: int) -> PendingJob:
 
 
 def _memory_ever_fits(job: PendingJob, policy: Policy, node: NodeView) -> bool:
-    """Would the smallest per-node share of ``job`` fit in this node's RealMemory?"""
+    """Would the smallest per-node share of ``job`` fit in this node's RealMemory
+    (select's memory rule finds no memory shortfall on the node idle)?"""
     shape = job_shape(job)
     cpus = (shape.per_node or 1) * shape.cpus_per_task
     gpus = shape.gpus_per_node or (1 if shape.gpus_total else 0)
-    return node_memory(memory_rule(job, policy), node, cpus, gpus) <= node.real_memory
+    lacks = share_shortfalls(job, memory_rule(job, policy), as_idle(node), cpus, gpus)
+    return all(s.resource != lack.MEMORY for s in lacks)
 
 
 def check_submit(

@@ -51,6 +51,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from slurmlite.protocol import NodeAlloc
+from slurmlite.scheduler import shortfall as lack
+from slurmlite.scheduler.shortfall import Shortfall
 from slurmlite.scheduler.snapshot import NodeView, PendingJob, Policy, Start
 
 
@@ -149,11 +151,54 @@ def constraint_matches(expr: str | None, features: Iterable[str]) -> bool:
 
 def eligible(job: PendingJob, node: NodeView) -> bool:
     """Static fit: not excluded, features and GPU type match, has GPUs if asked."""
-    if node.name in job.exc_nodes or not constraint_matches(job.features, node.features):
-        return False
+    return not static_shortfalls(job, node)
+
+
+def static_shortfalls(job: PendingJob, node: NodeView) -> list[Shortfall]:
+    """The rules ``node`` breaks for ``job`` whatever runs on it (``eligible``'s no)."""
+    out: list[Shortfall] = []
+    if node.name in job.exc_nodes:
+        out.append(Shortfall(node.name, lack.EXCLUDED))
+    if not constraint_matches(job.features, node.features):
+        have = ",".join(sorted(node.features))
+        out.append(Shortfall(node.name, lack.FEATURES, asked=job.features or "", have=have))
     if job.wants_gpus and (node.gpus == 0 or (job.gpu_type and node.gpu_type != job.gpu_type)):
-        return False
-    return True
+        asked, have = job.gpu_type or "", node.gpu_type or ""
+        out.append(Shortfall(node.name, lack.GPU_TYPE, total=node.gpus, asked=asked, have=have))
+    return out
+
+
+def share_shortfalls(
+    job: PendingJob, rule: MemRule, node: NodeView, cpus: int, gpus: int
+) -> list[Shortfall]:
+    """What ``node`` lacks now to give ``job`` ``cpus`` CPUs and ``gpus`` GPUs, and the
+    memory ``rule`` charges for them; ``--exclusive`` also wants the node idle.
+
+    The same rules ``_caps`` applies (there turned round, to find the most a node can
+    give, and spelled out for speed): a share ``_caps`` can give breaks none of these.
+    """
+    out: list[Shortfall] = []
+    name = node.name
+    if job.exclusive and not node.idle:
+        out.append(Shortfall(name, lack.IDLE))
+    if node.free_cpus < cpus:
+        out.append(Shortfall(name, lack.CPUS, cpus, node.free_cpus, node.cpus))
+    mem = node_memory(rule, node, cpus, gpus)
+    if node.free_mem < mem:
+        out.append(Shortfall(name, lack.MEMORY, mem, node.free_mem, node.real_memory))
+    free_gpus = len(node.free_gpus)
+    if gpus and node.gpus and free_gpus < gpus:  # (no GPUs at all: a static shortfall)
+        out.append(Shortfall(name, lack.GPUS, gpus, free_gpus, node.gpus))
+    return out
+
+
+def node_shortfalls(
+    job: PendingJob, rule: MemRule, node: NodeView, cpus: int, gpus: int
+) -> list[Shortfall]:
+    """Every rule ``node`` breaks for a share of ``job`` (``cpus``, ``gpus`` and their
+    memory), in the order of ``shortfall.RESOURCES``; empty: the share fits now."""
+    out = [] if node.usable else [Shortfall(node.name, lack.STATE)]
+    return out + static_shortfalls(job, node) + share_shortfalls(job, rule, node, cpus, gpus)
 
 
 def _caps(job: PendingJob, shape: Shape, rule: MemRule, node: NodeView) -> tuple[int, int]:
@@ -403,11 +448,12 @@ def _lowest_free_gpus(node: NodeView, count: int) -> list[int]:
 
 def fits_when_idle(job: PendingJob, policy: Policy, nodes: Sequence[NodeView]) -> bool:
     """Could ``job`` ever run on ``nodes`` (all up and idle)?  False = "never"."""
-    idle = [
-        dataclasses.replace(n, usable=True, alloc_cpus=0, alloc_mem=0, alloc_gpus=frozenset())
-        for n in nodes
-    ]
-    return select_nodes(job, policy, idle) is not None
+    return select_nodes(job, policy, [as_idle(n) for n in nodes]) is not None
+
+
+def as_idle(node: NodeView) -> NodeView:
+    """``node`` up and with nothing allocated: what it could ever give."""
+    return dataclasses.replace(node, usable=True, alloc_cpus=0, alloc_mem=0, alloc_gpus=frozenset())
 
 
 def consume(node: NodeView, alloc: NodeAlloc) -> NodeView:
