@@ -154,18 +154,25 @@ def eligible(job: PendingJob, node: NodeView) -> bool:
     return not static_shortfalls(job, node)
 
 
-def static_shortfalls(job: PendingJob, node: NodeView) -> list[Shortfall]:
+def static_shortfalls(job: PendingJob, node: NodeView) -> tuple[Shortfall, ...]:
     """The rules ``node`` breaks for ``job`` whatever runs on it (``eligible``'s no)."""
+    excluded = node.name in job.exc_nodes
+    features = constraint_matches(job.features, node.features)
+    wrong_gpus = job.wants_gpus and (
+        node.gpus == 0 or bool(job.gpu_type and node.gpu_type != job.gpu_type)
+    )
+    if not excluded and features and not wrong_gpus:
+        return ()  # the usual answer, built without a list (``place`` asks it per node)
     out: list[Shortfall] = []
-    if node.name in job.exc_nodes:
+    if excluded:
         out.append(Shortfall(node.name, lack.EXCLUDED))
-    if not constraint_matches(job.features, node.features):
+    if not features:
         have = ",".join(sorted(node.features))
         out.append(Shortfall(node.name, lack.FEATURES, asked=job.features or "", have=have))
-    if job.wants_gpus and (node.gpus == 0 or (job.gpu_type and node.gpu_type != job.gpu_type)):
+    if wrong_gpus:
         asked, have = job.gpu_type or "", node.gpu_type or ""
         out.append(Shortfall(node.name, lack.GPU_TYPE, total=node.gpus, asked=asked, have=have))
-    return out
+    return tuple(out)
 
 
 def share_shortfalls(
@@ -198,7 +205,7 @@ def node_shortfalls(
     """Every rule ``node`` breaks for a share of ``job`` (``cpus``, ``gpus`` and their
     memory), in the order of ``shortfall.RESOURCES``; empty: the share fits now."""
     out = [] if node.usable else [Shortfall(node.name, lack.STATE)]
-    return out + static_shortfalls(job, node) + share_shortfalls(job, rule, node, cpus, gpus)
+    return [*out, *static_shortfalls(job, node), *share_shortfalls(job, rule, node, cpus, gpus)]
 
 
 def _caps(job: PendingJob, shape: Shape, rule: MemRule, node: NodeView) -> tuple[int, int]:

@@ -31,7 +31,7 @@ as ``CPUs: needs 2, 1 of 4 free``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 STATE = "state"  # down, drained, not responding, completing or never registered
 EXCLUDED = "excluded"  # named by --exclude
@@ -45,12 +45,13 @@ GPUS = "gpus"  # fewer free GPUs than the share
 RESOURCES = (STATE, EXCLUDED, FEATURES, GPU_TYPE, IDLE, CPUS, MEMORY, GPUS)
 
 
-@dataclass(frozen=True)
-class Shortfall:
+class Shortfall(NamedTuple):
     """One rule a node breaks for a job's share (see the module docstring).
 
     Amounts are CPUs, MiB or GPUs (the resource's unit); text fields are
     empty where the resource has none (``have=""``: no features, untyped GPUs).
+    A named tuple rather than a dataclass: selection may make one for every
+    node it turns down, and a tuple is the cheapest immutable value to build.
     """
 
     node: str
