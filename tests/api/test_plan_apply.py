@@ -151,9 +151,9 @@ def test_a_plan_naming_a_reason_outside_the_vocabulary_is_refused_and_nothing_wr
         plan.reasons[waiting] = "Resource"
         return plan
 
-    h.ctl.schedule_pass = buggy
+    h.ctl.sched.full_pass = buggy
     with pytest.raises(UnknownReason, match="'Resource'"):
-        apply.schedule(h.ctl, apply.PassState())  # no full pass yet: this one is full
+        apply.schedule(h.ctl.sched, apply.PassState())  # no full pass yet: a full one
     assert h.job(waiting)["reason"] == "Resources"  # the transaction was rolled back
 
 
