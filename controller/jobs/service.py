@@ -31,7 +31,7 @@ from controller.store import job_query
 from controller.store.db import Database
 from controller.store.models import JobRow, MetaRow, StepRow
 from controller.store.rows import add_flag, allocs_of, drop_flag, row_maker, split_list
-from slurmlite import errors
+from slurmlite import errors, reasons
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import (
     CancelRequest,
@@ -50,6 +50,8 @@ _Numbered = tuple[int, int, JobSubmit, SubmitPlan, dict[str, Any]]  # (index, jo
 
 _JOBS = JobRow.__table__
 _META = MetaRow.__table__
+# the reasons a pending job keeps when it is cancelled (any other becomes None)
+_KEPT_AT_CANCEL = (reasons.DEPENDENCY, reasons.BEGIN_TIME)
 _ADVANCE = (  # next_job_id += :count, returning the new value (the column is text)
     update(_META)
     .where(_META.c.key == "next_job_id")
@@ -301,7 +303,7 @@ class JobService:
         row.cancelled_by = caller.uid
         if row.state == "PENDING":
             row.state, row.end_time = "CANCELLED", now
-            row.reason = row.reason if row.reason in ("Dependency", "BeginTime") else "None"
+            row.reason = row.reason if row.reason in _KEPT_AT_CANCEL else reasons.NONE
             out.results.append(CancelResult(row.id))
             return
         row.state, row.end_time = "CANCELLED", now
@@ -390,11 +392,11 @@ class JobService:
             row.end_time = end
             row.exit_code = status
             if msg.launch_failed:
-                row.state, row.reason = "FAILED", msg.reason or "JobLaunchFailure"
+                row.state, row.reason = "FAILED", msg.reason or reasons.JOB_LAUNCH_FAILURE
                 row.state_desc = msg.detail
             else:
                 row.state, row.reason = final_state(status)
-                if row.reason in ("OutOfMemory", "RaisedSignal"):
+                if row.reason in (reasons.OUT_OF_MEMORY, reasons.RAISED_SIGNAL):
                     row.state_desc = None
         else:
             if row.exit_code in (None, 0):

@@ -49,7 +49,7 @@ from controller.accounting.qos_limits import SubmitLimits
 from controller.auth.callers import Caller
 from controller.sched import willrun
 from controller.sched.gather import node_views, partition_views, pending_job
-from slurmlite import errors
+from slurmlite import errors, reasons
 from slurmlite.batchscript import (
     InputLimitError,
     check_environment,
@@ -291,7 +291,7 @@ class SubmitValidator:
             submit_time=now,
             eligible_time=now,
             flags="",
-            reason="None",
+            reason=reasons.NONE,
             state_desc=None,
             nice=req.nice,
             priority=initial_priority(req, self.policy, sequence=job_id),
@@ -334,14 +334,14 @@ class SubmitValidator:
             last_sched_eval=now,  # Slurm evaluates a job once as it is submitted
         )
         if req.hold:
-            v["hold"] = v["reason"] = "JobHeldUser"
+            v["hold"] = v["reason"] = reasons.JOB_HELD_USER
             v["eligible_time"] = None
         if self.priorities is not None:  # multifactor: the value and breakdown, age 0
             self.priorities.at_submit(v)
         if plan.error is not None:
             # Slurm keeps the id of a request that can never run and shows it
             # FAILED (BadConstraints); the submitter gets the error.
-            v.update(state="FAILED", reason="BadConstraints", exit_code=1 << 8, end_time=now)
+            v.update(state="FAILED", reason=reasons.BAD_CONSTRAINTS, exit_code=1 << 8, end_time=now)
         return v
 
     def test_only_message(self, job_id: int, values: dict[str, Any], now: float) -> str:

@@ -56,6 +56,7 @@ from controller.nodes.agent_client import AgentAddress
 from controller.sched import gather
 from controller.sched.launch import build_launch
 from controller.store.models import JobRow, NodeRow, StepRow
+from slurmlite import reasons
 from slurmlite.hostlist import compress_sorted
 from slurmlite.protocol import LaunchSpec
 from slurmlite.scheduler.backfill import BackfillParams
@@ -174,7 +175,7 @@ def _apply(
                 continue
             if row.partition != seen.get(row.id, row.partition):
                 continue
-            row.state, row.reason, row.state_desc = "RUNNING", "None", None
+            row.state, row.reason, row.state_desc = "RUNNING", reasons.NONE, None
             row.start_time = now
             row.end_time = now + row.time_limit * 60 if row.time_limit is not None else None
             row.alloc = json.dumps(
@@ -214,7 +215,13 @@ def _apply(
 def _write_reasons(
     s: Any, plan: Plan, current: dict[int, tuple[str, str | None]], now: float
 ) -> None:
-    """Only reasons that changed are written: a pass over a deep queue stays cheap."""
+    """Only reasons that changed are written: a pass over a deep queue stays cheap.
+
+    Each reason written is checked against the vocabulary first
+    (``reasons.check_pending``): a word outside it is a bug of the pass, so it
+    raises ``UnknownReason`` and the transaction, starts included, is rolled back
+    rather than showing squeue a reason Slurm does not have.
+    """
     changed: dict[tuple[str, str | None], list[int]] = {}
     for job_id, reason in plan.reasons.items():
         unavailable = plan.unavailable_nodes.get(job_id)
@@ -224,6 +231,7 @@ def _write_reasons(
         if current.get(job_id) != (reason, desc):
             changed.setdefault((reason, desc), []).append(job_id)
     for (reason, desc), ids in changed.items():
+        reasons.check_pending(reason)  # once per distinct reason: nearly free
         for i in range(0, len(ids), 500):
             s.execute(
                 update(JobRow)

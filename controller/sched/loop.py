@@ -67,6 +67,7 @@ from controller.steps.ends import close_leftovers, running_steps
 from controller.store.job_query import owner_of
 from controller.store.models import JobRow, StepRow
 from controller.store.rows import add_flag, drop_flag, split_list
+from slurmlite import reasons
 from slurmlite.protocol import LaunchSpec, SignalSpec
 from slurmlite.scheduler.snapshot import Plan, Snapshot
 from slurmlite.timefmt import fmt_timestamp
@@ -206,7 +207,7 @@ class SchedulerLoop:
                 if row.requeue:
                     _requeue(s, row, now, delay)
                 else:
-                    row.state, row.reason, row.end_time = "NODE_FAIL", "NodeDown", now
+                    row.state, row.reason, row.end_time = "NODE_FAIL", reasons.NODE_DOWN, now
         return orders
 
     def _time_limits(self) -> list[AgentOrder]:
@@ -218,7 +219,7 @@ class SchedulerLoop:
                 JobRow.state == "RUNNING", JobRow.end_time.is_not(None), JobRow.end_time <= now
             )
             for row in s.scalars(q):
-                row.state, row.reason, row.end_time = "TIMEOUT", "TimeLimit", now
+                row.state, row.reason, row.end_time = "TIMEOUT", reasons.TIME_LIMIT, now
                 # an allocation holds nothing on its nodes but its steps
                 if not row.allocation or running_steps(s, row.id, row.restarts):
                     row.flags = add_flag(row.flags, "COMPLETING")
@@ -270,13 +271,18 @@ class SchedulerLoop:
             if refused:
                 row.state, row.reason, row.end_time, row.exit_code = (
                     "FAILED",
-                    "JobLaunchFailure",
+                    reasons.JOB_LAUNCH_FAILURE,
                     now,
                     53,
                 )
             else:
                 # agent unreachable: nothing ran; give the job back to the queue untouched
-                row.state, row.reason, row.start_time, row.end_time = "PENDING", "None", None, None
+                row.state, row.reason, row.start_time, row.end_time = (
+                    "PENDING",
+                    reasons.NONE,
+                    None,
+                    None,
+                )
                 row.alloc, row.nodes, row.layout, row.batch_host = "[]", "", "", None
                 step = s.get(StepRow, (row.id, "batch"))
                 if step is not None:
@@ -316,7 +322,7 @@ async def _logged(delivery: Coroutine[Any, Any, None]) -> None:
 
 
 def _requeue(s, row: JobRow, now: float, delay: int) -> None:  # type: ignore[no-untyped-def]
-    row.state, row.reason, row.flags = "PENDING", "BeginTime", ""
+    row.state, row.reason, row.flags = "PENDING", reasons.BEGIN_TIME, ""
     row.restarts += 1
     row.eligible_time = now + delay + 1
     row.start_time = row.end_time = None

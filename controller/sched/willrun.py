@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.sched import gather
 from controller.sched.gather import pending_job
-from slurmlite import errors
+from slurmlite import errors, reasons
 from slurmlite.errors import SlurmError
 from slurmlite.hostlist import compress
 from slurmlite.scheduler.backfill import backfill_pass
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 
 # reasons that name why the job can never start as things are, with Slurm's error
 _ERRORS = {
-    "PartitionDown": errors.ESLURM_PARTITION_DOWN,
-    "PartitionInactive": errors.ESLURM_PARTITION_DOWN,
+    reasons.PARTITION_DOWN: errors.ESLURM_PARTITION_DOWN,
+    reasons.PARTITION_INACTIVE: errors.ESLURM_PARTITION_DOWN,
 }
 
 
@@ -78,7 +78,7 @@ def test_only_message(
             size = {n.name: n.cpus for n in snap.nodes}
             cpus = sum(size.get(n, 0) for n in nodes) or cpus
     else:
-        reason = plan.reasons.get(job_id, "Resources")
+        reason = plan.reasons.get(job_id, reasons.RESOURCES)
         code = _ERRORS.get(reason, errors.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)
         raise SlurmError(code, f"no start time within the scheduling window ({reason})")
     return (

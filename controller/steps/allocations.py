@@ -40,7 +40,7 @@ from controller.nodes.agent_client import AgentOrder
 from controller.steps.ends import running_steps
 from controller.store.models import JobRow
 from controller.store.rows import add_flag, split_list
-from slurmlite import errors
+from slurmlite import errors, reasons
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import AllocationUpdate
 from slurmlite.states import final_state, is_finished
@@ -70,7 +70,7 @@ def update_allocation(
                 raise SlurmError(errors.ESLURM_ALREADY_DONE)
             row.keepalive = now
         elif row.state == "PENDING":
-            row.state, row.reason, row.end_time = "CANCELLED", "None", now
+            row.state, row.reason, row.end_time = "CANCELLED", reasons.NONE, now
             row.cancelled_by = caller.uid
         elif is_finished(row.state):
             if row.exit_code in (None, 0):
@@ -123,6 +123,6 @@ def inactive(db: Database, limit: float, now: float) -> list[AgentOrder]:
                 continue
             if now - max(row.keepalive or 0.0, row.start_time or 0.0) <= limit:
                 continue  # heard from meanwhile
-            row.state, row.reason, row.end_time = "TIMEOUT", "InactiveLimit", now
+            row.state, row.reason, row.end_time = "TIMEOUT", reasons.INACTIVE_LIMIT, now
             orders += _stop_steps(s, row)
     return orders
