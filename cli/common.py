@@ -24,7 +24,8 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
-from slurmlite.getopt import CommandLineError, OptionTable, ParsedOptions, resolve
+from slurmlite.errors import CommandLineError
+from slurmlite.getopt import OptionTable, ParsedOptions, resolve
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
 if TYPE_CHECKING:  # strings, so only type checkers need these names
@@ -55,6 +56,18 @@ def fail(prog: str, message: str, code: int = EXIT_ERROR) -> NoReturn:
     """Print ``prog: error: message`` and leave with ``code``."""
     error(prog, message)
     raise SystemExit(code)
+
+
+def reported(exc: CommandLineError) -> int:
+    """A command's boundary: print the refusal's lines on stderr, give its exit status.
+
+    Every command raises :class:`~slurmlite.errors.CommandLineError` for a bad
+    command line (or anything else that ends it with lines of its own) and
+    catches it only in ``main``: ``except CommandLineError as exc: return reported(exc)``.
+    """
+    for line in exc.lines:
+        print(line, file=sys.stderr)
+    return exc.exit_code
 
 
 def print_version(stream: TextIO | None = None) -> None:
@@ -100,9 +113,7 @@ def built_or_exit(build: Callable[[], Any], prog: str, doc: str | None, dashes: 
     try:
         cmd = build()
     except CommandLineError as e:
-        for line in e.lines:
-            print(line, file=sys.stderr)
-        sys.exit(e.exit_code)
+        sys.exit(reported(e))
     if cmd.request == "version":
         print(VERSION)
         return None
@@ -134,9 +145,7 @@ def parse_options(
     try:
         parsed = resolve(table, argv, os.environ if env is None else env)
     except CommandLineError as exc:
-        for line in exc.lines:
-            print(line, file=sys.stderr)
-        raise SystemExit(exc.exit_code) from None
+        raise SystemExit(reported(exc)) from None
     for line in parsed.warnings:
         print(line, file=sys.stderr)
     return parsed
