@@ -53,6 +53,7 @@ from cli.common import (
     perror,
     reported,
 )
+from cli.format_codes import Column
 from slurmlite import hostlist
 from slurmlite.errors import CommandLineError, SlurmError
 from slurmlite.options import SINFO
@@ -265,7 +266,7 @@ def _add(g: sf.Group, node: NodeInfo, flags: set[str]) -> None:
 def build_groups(
     partitions: Sequence[PartitionInfo],
     nodes: Sequence[NodeInfo],
-    fields: Sequence[sf.Field],
+    fields: Sequence[Column],
     query: sf.Query,
 ) -> list[sf.Group]:
     """Fold (partition, node) pairs into lines (module doc, steps 2-3).
@@ -356,7 +357,7 @@ def sort_groups(groups: list[sf.Group], spec: str) -> None:
 # ------------------------------------------------------------------ main
 
 
-def choose_format(opts: ParsedOptions) -> tuple[list[sf.Field], list[str], bool, bool]:
+def choose_format(opts: ParsedOptions) -> tuple[list[Column], list[str], bool, bool]:
     """Fields, warnings, node-column sizing, partition-column sizing."""
     get, flag = opts.get, opts.flag
     fmt = get("format")
@@ -404,7 +405,7 @@ def build_query(opts: ParsedOptions) -> tuple[sf.Query, NodeFilter]:
     return q, f
 
 
-def report(client: ControllerClient, fields: list[sf.Field], query: tuple[sf.Query, NodeFilter],
+def report(client: ControllerClient, fields: list[Column], query: tuple[sf.Query, NodeFilter],
            opts: ParsedOptions, sizes: tuple[bool, bool]) -> list[str]:  # fmt: skip
     """Fetch and render one listing (raises SlurmError, CommandLineError)."""
     try:

@@ -166,7 +166,7 @@ def render(answer: dict[str, Any], args: Any, cluster: str = "") -> list[str]:
     fmt = args.get("format")
     if fmt is None:
         fmt = sf.default_format(weights, args.flag("norm"), args.flag("long"), args.has("user"))
-    prefix, fields, problems = sf.parse_format(fmt)
+    columns, problems = sf.parse_format(fmt)
     for p in problems:
         error(PROG, p)
     ctx = {"weights": weights, "cluster": cluster}
@@ -178,12 +178,12 @@ def render(answer: dict[str, Any], args: Any, cluster: str = "") -> list[str]:
         return ["Unable to find jobs matching user/id(s) specified"]
     out = []
     if not args.flag("noheader"):
-        out.append(sf.line(prefix, fields, sf.header_value))
+        out.append(sf.line(columns, sf.header_value))
     if args.flag("weights"):
-        out.append(sf.line(prefix, fields, lambda f: sf.weights_value(f, ctx)))
+        out.append(sf.line(columns, lambda f: sf.weights_value(f, ctx)))
         return out
     for job in sort_jobs(jobs, args.get("sort") or "i"):
-        out.append(sf.line(prefix, fields, lambda f, job=job: sf.job_value(f, job, ctx)))
+        out.append(sf.line(columns, lambda f, job=job: sf.job_value(f, job, ctx)))
     return out
 
 
