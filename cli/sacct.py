@@ -342,10 +342,7 @@ def run(argv: Sequence[str]) -> int:
             raise CommandLineError(
                 [f"{PROG}: error: Problem talking to the database: {exc}"]
             ) from None
-    try:
-        columns = af.parse_fields(_field_text(opts))
-    except af.FieldError as exc:
-        raise CommandLineError([f"{PROG}: {exc.level}: {exc}"]) from None
+    columns = af.parse_fields(_field_text(opts))
     if opts.positionals:
         raise CommandLineError(
             [

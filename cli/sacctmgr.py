@@ -190,8 +190,6 @@ class Session:
                 self.change(verb, entity, parsed)
         except CommandLineError as exc:
             self.fail(*exc.lines)
-        except fmt.FieldError as exc:
-            self.fail(str(exc))
         except SlurmError as exc:
             self.fail(f"{PROG}: error: {exc.full}")
 

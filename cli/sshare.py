@@ -36,8 +36,9 @@ from cli.common import (
     error,
     get_client,
     parse_options,
+    reported,
 )
-from slurmlite.errors import SlurmError
+from slurmlite.errors import CommandLineError, SlurmError
 from slurmlite.getopt import (
     IGNORED,
     NO_ARG,
@@ -115,11 +116,7 @@ def run(argv: Sequence[str]) -> int:
     opts = parse_options(SSHARE, argv)
     if answered_info(opts, HELP, USAGE):
         return 0
-    try:
-        chosen = sf.parse_fields(opts.list("format")) if opts.has("format") else None
-    except sf.FieldError as e:
-        print(e, file=sys.stderr)
-        return 1
+    chosen = sf.parse_fields(opts.list("format")) if opts.has("format") else None
     users: set[str] | None = _names(opts.list("users"))
     if opts.flag("all") or "-1" in (users or ()):
         users = None
@@ -155,6 +152,8 @@ def run(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> None:
     try:
         code = run(argv_or_default(argv))
+    except CommandLineError as exc:
+        code = reported(exc)
     except KeyboardInterrupt:
         code = 1
     sys.stdout.flush()

@@ -101,10 +101,10 @@ def test_words_split_into_names_conditions_and_settings():
 
 def test_format_names_widths_and_forms():
     cols = fmt.parse_format(["acc%12,Share,fairshare,Des,DefaultA"])
-    assert [(c.header, c.width) for c in cols] == [
+    assert [(c.name, c.width) for c in cols] == [
         ("Account", 12), ("Share", 9), ("Share", 9), ("Descr", 20), ("Def Acct", 10)
     ]  # fmt: skip
-    with pytest.raises(fmt.FieldError, match="Unknown field 'Par'"):
+    with pytest.raises(CommandLineError, match="Unknown field 'Par'"):
         fmt.parse_format(["Par"])
     cols = fmt.parse_format(["Account,User"])
     rows = [{"Account": "averyverylongname", "User": None}]
