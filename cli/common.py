@@ -70,6 +70,22 @@ def reported(exc: CommandLineError) -> int:
     return exc.exit_code
 
 
+def exit_from(run: Callable[[list[str]], int], argv: Sequence[str] | None) -> NoReturn:
+    """The boundary of a command whose ``run(args)`` gives its exit status.
+
+    A :class:`~slurmlite.errors.CommandLineError` prints its lines and gives
+    its status; Ctrl-C exits 1; stdout is flushed before the process exits.
+    """
+    try:
+        code = run(argv_or_default(argv))
+    except CommandLineError as exc:
+        code = reported(exc)
+    except KeyboardInterrupt:
+        code = 1
+    sys.stdout.flush()
+    raise SystemExit(code)
+
+
 def print_version(stream: TextIO | None = None) -> None:
     print(VERSION, file=stream or sys.stdout)
 

@@ -34,7 +34,7 @@ import re
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 LITERAL = ""  # key of a column that is only its literal text
 INVALID = "invalid"  # key of a code the command does not know: its text stays literal
@@ -101,6 +101,41 @@ def parse_codes(text: str, letters: Mapping[str, str]) -> tuple[list[Column], li
 def known_only(columns: list[Column]) -> list[Column]:
     """The columns without the bad codes (``%all`` lists letters a command lacks)."""
     return [c for c in columns if c.key != INVALID]
+
+
+def parse_letters(
+    text: str, letters: Mapping[str, str], noun: str, every: str = ""
+) -> tuple[list[Column], list[str]]:
+    """A command's ``-o``: columns and its warnings (``Invalid job format
+    specification: X``, ``noun`` being ``job`` or ``node``).
+
+    ``every``: the format ``%all`` stands for (all letters); the letters the
+    command lacks are then skipped without a word.
+    """
+    if every and text.lower() == "%all":
+        return known_only(parse_codes(every, letters)[0]), []
+    columns, bad = parse_codes(text, letters)
+    return columns, [f"Invalid {noun} format specification: {letter}" for letter in bad]
+
+
+def parse_names(
+    text: str, resolve: Callable[[str], str | None], skip_space: bool = False
+) -> tuple[list[Column], list[str]]:
+    """A command's ``-O``: columns and its warnings; ``resolve`` turns a name into the
+    command's key (None: unknown, kept as its text only and reported)."""
+    columns: list[Column] = []
+    errors: list[str] = []
+    for token in text.split(","):
+        if not token:
+            continue
+        name, width, right, suffix = split_name(token, skip_space)
+        key = resolve(name)
+        if key is None:
+            columns.append(Column(INVALID, width, right, suffix))
+            errors.append(f"Invalid job format specification: {name}")
+        else:
+            columns.append(Column(key, width, right, suffix))
+    return columns, errors
 
 
 def split_name(token: str, skip_space: bool = False) -> tuple[str, int, bool, str]:

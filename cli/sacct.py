@@ -33,7 +33,7 @@ from collections import namedtuple
 from collections.abc import Sequence
 
 from cli import sacct_format as af
-from cli.common import argv_or_default, get_client, parse_options, print_version, reported
+from cli.common import exit_from, get_client, parse_options, print_version
 from slurmlite import states, timefmt
 from slurmlite.errors import CommandLineError, SlurmError
 from slurmlite.options import SACCT
@@ -413,14 +413,7 @@ def _user_name(uid: int) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    try:
-        code = run(argv_or_default(argv))
-    except CommandLineError as exc:
-        code = reported(exc)
-    except KeyboardInterrupt:
-        code = 1
-    sys.stdout.flush()
-    raise SystemExit(code)
+    exit_from(run, argv)
 
 
 if __name__ == "__main__":

@@ -46,8 +46,8 @@ from collections.abc import Callable, Sequence
 from cli import sinfo_format as sf
 from cli.common import (
     answered_info,
-    argv_or_default,
     error,
+    exit_from,
     get_client,
     parse_options,
     perror,
@@ -485,12 +485,7 @@ def run(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    try:
-        code = run(argv_or_default(argv))
-    except KeyboardInterrupt:
-        code = 1
-    sys.stdout.flush()
-    raise SystemExit(code)
+    exit_from(run, argv)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from cli.format_codes import INVALID, Column, known_only, pad, parse_codes, split_name
+from cli.format_codes import Column, pad, parse_letters, parse_names
 from slurmlite import hostlist, states, timefmt
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
@@ -166,26 +166,21 @@ _EVERY_LETTER = (
 def parse_format(fmt: str) -> tuple[list[Column], list[str]]:
     """``-o`` text -> columns, plus the warnings sinfo prints (and goes on); ``%all``
     is every letter sinfo knows, the others skipped silently."""
-    if fmt.lower() == "%all":
-        return known_only(parse_codes(_EVERY_LETTER, LETTERS)[0]), []
-    columns, bad = parse_codes(fmt, LETTERS)
-    return columns, [f"Invalid node format specification: {letter}" for letter in bad]
+    return parse_letters(fmt, LETTERS, "node", every=_EVERY_LETTER)
+
+
+def _long_key(name: str) -> str | None:
+    key = _ALIASES.get(name.lower(), name.lower())
+    return key if key in HEADERS or key == "all" else None
 
 
 def parse_long_format(fmt: str) -> tuple[list[Column], list[str]]:
-    """``-O`` text -> columns, plus ``sinfo: error:`` warnings (sinfo goes on)."""
-    columns: list[Column] = []
-    errors: list[str] = []
-    for token in filter(None, fmt.split(",")):
-        name, width, right, suffix = split_name(token, skip_space=True)
-        key = _ALIASES.get(name.lower(), name.lower())
-        if key == "all":
-            columns.extend(parse_format("%all")[0])
-        elif key in HEADERS:
-            columns.append(Column(key, width, right, suffix))
-        else:
-            columns.append(Column(INVALID, width, right, suffix))
-            errors.append(f"Invalid job format specification: {name}")
+    """``-O`` text -> columns, plus ``sinfo: error:`` warnings (sinfo goes on);
+    ``all`` stands for every ``%`` letter."""
+    columns, errors = parse_names(fmt, _long_key, skip_space=True)
+    if any(c.key == "all" for c in columns):
+        every = parse_format("%all")[0]
+        columns = [c for col in columns for c in (every if col.key == "all" else [col])]
     return columns, errors
 
 

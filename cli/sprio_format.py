@@ -34,7 +34,7 @@ and TRES set; Assoc not)::
 
 from __future__ import annotations
 
-from cli.format_codes import Column, known_only, pad, parse_codes
+from cli.format_codes import Column, known_only, pad, parse_letters
 from slurmlite.scheduler.billing import tres_sort_key
 
 TYPE_CHECKING = False
@@ -86,8 +86,8 @@ def default_format(weights: dict[str, Any], norm: bool, long: bool, users: bool)
 def parse_format(text: str) -> tuple[list[Column], list[str]]:
     """``(columns, errors)``: a column's key is its letter; an unknown letter is
     reported and left out, with the text after it (``cli.format_codes`` grammar)."""
-    columns, bad = parse_codes(text, _KEYS)
-    return known_only(columns), [f"Invalid job format specification: {c}" for c in bad]
+    columns, problems = parse_letters(text, _KEYS, "job")
+    return known_only(columns), problems
 
 
 def _weighted(value: float) -> str:

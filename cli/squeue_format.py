@@ -40,7 +40,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from cli.format_codes import INVALID, Column, known_only, pad, parse_codes, split_name
+from cli.format_codes import Column, pad, parse_letters, parse_names
 from cli.jobtimes import expected_end, start_time, time_used
 from slurmlite import hostlist, states, timefmt
 from slurmlite.taskranges import parse_task_ranges
@@ -368,28 +368,18 @@ _EVERY_LETTER = "|".join(f"%{chr(c)}" for c in [*range(ord("a"), ord("z") + 1),
 def parse_format(fmt: str) -> tuple[list[Column], list[str]]:
     """``-o`` text -> columns plus error messages for unknown letters (``%all``: every
     letter squeue knows, the others skipped silently)."""
-    if fmt.lower() == "%all":
-        return known_only(parse_codes(_EVERY_LETTER, SHORT)[0]), []
-    columns, bad = parse_codes(fmt, SHORT)
-    return columns, [f"Invalid job format specification: {letter}" for letter in bad]
+    return parse_letters(fmt, SHORT, "job", every=_EVERY_LETTER)
+
+
+def _long_key(name: str) -> str | None:
+    key = name.lower()
+    key = "numtasks" if key.startswith("numtasks") else LONG_ALIASES.get(key, key)
+    return key if key in FIELDS and key != "excnodes" else None  # -O has no ExcNodes
 
 
 def parse_format_long(fmt: str) -> tuple[list[Column], list[str]]:
     """``-O`` text (``name[:[.]width[suffix]]`` comma list) -> columns, errors."""
-    columns: list[Column] = []
-    errors: list[str] = []
-    for token in fmt.split(","):
-        if not token:
-            continue
-        name, width, right, suffix = split_name(token)
-        key = name.lower()
-        key = "numtasks" if key.startswith("numtasks") else LONG_ALIASES.get(key, key)
-        if key in FIELDS and key != "excnodes":
-            columns.append(Column(key, width, right, suffix))
-        else:
-            columns.append(Column(INVALID, width, right, suffix))
-            errors.append(f"Invalid job format specification: {name}")
-    return columns, errors
+    return parse_names(fmt, _long_key)
 
 
 # ---------------------------------------------------------------- rendering

@@ -32,13 +32,12 @@ import sys
 from cli import sshare_format as sf
 from cli.common import (
     answered_info,
-    argv_or_default,
     error,
+    exit_from,
     get_client,
     parse_options,
-    reported,
 )
-from slurmlite.errors import CommandLineError, SlurmError
+from slurmlite.errors import SlurmError
 from slurmlite.getopt import (
     IGNORED,
     NO_ARG,
@@ -150,14 +149,7 @@ def run(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    try:
-        code = run(argv_or_default(argv))
-    except CommandLineError as exc:
-        code = reported(exc)
-    except KeyboardInterrupt:
-        code = 1
-    sys.stdout.flush()
-    raise SystemExit(code)
+    exit_from(run, argv)
 
 
 if __name__ == "__main__":

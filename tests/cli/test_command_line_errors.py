@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.common import reported
+from cli.common import exit_from, reported
 from slurmlite.errors import CommandLineError
 from slurmlite.getopt import OptionError, UnsupportedOption
 
@@ -61,3 +61,22 @@ def test_the_boundary_prints_the_lines_and_gives_the_status(capsys: pytest.Captu
         "sacct: error: Unknown arguments:\nsacct: error:  x\n"
         "srun: fatal: No command given to execute.\n"
     )
+
+
+def test_exit_from_is_the_boundary_of_a_run_function(capsys: pytest.CaptureFixture[str]):
+    def refuses(args: list[str]) -> int:
+        raise CommandLineError([f"sshare: bad {args[0]}"], 2)
+
+    def interrupted(args: list[str]) -> int:
+        raise KeyboardInterrupt
+
+    with pytest.raises(SystemExit) as done:
+        exit_from(refuses, ["-x"])
+    assert done.value.code == 2
+    assert capsys.readouterr().err == "sshare: bad -x\n"
+    with pytest.raises(SystemExit) as done:
+        exit_from(interrupted, [])
+    assert done.value.code == 1
+    with pytest.raises(SystemExit) as done:
+        exit_from(lambda args: len(args), ["a", "b", "c"])
+    assert done.value.code == 3

@@ -6,7 +6,17 @@ cannot drift apart on how a width, a ``.`` or the text after a letter is read.
 
 from __future__ import annotations
 
-from cli.format_codes import INVALID, LITERAL, Column, known_only, pad, parse_codes, split_name
+from cli.format_codes import (
+    INVALID,
+    LITERAL,
+    Column,
+    known_only,
+    pad,
+    parse_codes,
+    parse_letters,
+    parse_names,
+    split_name,
+)
 
 LETTERS = {"i": "jobid", "t": "state"}
 
@@ -50,3 +60,16 @@ def test_pad_cuts_left_values_and_right_ones_unless_told_not_to():
     assert pad("n[1-20]", 4, right=True) == "n[1-"
     assert pad("n[1-20]", 4, right=True, cut=False) == "n[1-20]"
     assert pad("anything", 0, right=False) == "anything"
+
+
+def test_a_commands_o_and_O_readings():
+    columns, errors = parse_letters("%i%Z", LETTERS, "node")
+    assert errors == ["Invalid node format specification: Z"]
+    # %all: every letter the command knows, the unknown ones without a word
+    assert parse_letters("%ALL", LETTERS, "job", every="%i|%Z|%t") == (
+        [Column("jobid", 0, False, "|"), Column("state")],
+        [],
+    )
+    columns, errors = parse_names("name:.6|,,bogus:3x", {"name": "jobname"}.get)
+    assert columns == [Column("jobname", 6, True, "|"), Column(INVALID, 3, False, "x")]
+    assert errors == ["Invalid job format specification: bogus"]
