@@ -38,7 +38,8 @@ import os
 from collections.abc import Mapping
 
 from slurmlite import resources
-from slurmlite.getopt import CommandLineError, Getopt, Occurrence, env_occurrences
+from slurmlite.errors import CommandLineError
+from slurmlite.getopt import Getopt, Occurrence, env_occurrences
 from slurmlite.sbatch_request import (
     COPIED,
     Options,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from slurmlite.getopt import CommandLineError
+from slurmlite.errors import CommandLineError
 from slurmlite.options import SBATCH
 from slurmlite.srun_options import SALLOC, SRUN
 from slurmlite.srun_request import build_salloc, build_srun

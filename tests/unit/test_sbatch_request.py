@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from slurmlite.batchscript import MAX_SCRIPT_BYTES, WRAP_COMMENT
-from slurmlite.getopt import CommandLineError
+from slurmlite.errors import CommandLineError
 from slurmlite.sbatch_request import SbatchCommand, build_submit
 
 GOLDEN = Path("/work/shared/golden/slurm-22.05")
