@@ -60,6 +60,7 @@ from slurmlite.hostlist import compress_sorted
 from slurmlite.protocol import LaunchSpec
 from slurmlite.scheduler.backfill import BackfillParams
 from slurmlite.scheduler.passes import main_pass
+from slurmlite.scheduler.registry import backfills
 from slurmlite.scheduler.snapshot import Plan, Policy, Snapshot
 
 if TYPE_CHECKING:
@@ -67,7 +68,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("slurmctld.loop")
 
-BACKFILL = "sched/backfill"
 _TABLE = JobRow.__table__
 
 Launch = tuple[LaunchSpec, AgentAddress]
@@ -98,7 +98,7 @@ def bf_window(policy: Policy) -> float:
 
 def choose_pass(ctl: Controller, state: PassState, now: float) -> tuple[Callable[..., Plan], bool]:
     """The pass to run now and whether it is a full one (see the module doc, step 2)."""
-    if ctl.policy.scheduler_type != BACKFILL:
+    if not backfills(ctl.policy.scheduler_type):
         return ctl.schedule_pass, True
     interval = bf_interval(ctl.policy)
     if interval < 0:
