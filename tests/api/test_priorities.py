@@ -301,3 +301,26 @@ def test_priority_basic_keeps_fifo_values_and_nice_moves_them_by_the_difference(
     assert update(h, jid, nice=100) == 0
     assert h.job(jid)["priority"] == fifo - 100
     assert h.client.get("/v1/priorities").json()["priority_type"] == "priority/basic"
+
+
+def test_a_submission_gets_its_priority_computed_once(make, monkeypatch):
+    # multifactor: the service's value at age 0 is the job's priority; the FIFO formula
+    # (initial_priority) is not worked out first only to be thrown away.  Basic: it is.
+    import controller.jobs.validate as validate
+
+    calls: list[int] = []
+    fifo = validate.initial_priority
+
+    def counted(req, policy, *, sequence=0, factors=None):  # type: ignore[no-untyped-def]
+        calls.append(sequence)
+        return fifo(req, policy, sequence=sequence, factors=factors)
+
+    monkeypatch.setattr(validate, "initial_priority", counted)
+    h = make("PriorityWeightJobSize=1000")
+    jid = h.submit(ntasks=2)["job_id"]
+    assert h.job(jid)["priority"] == 500  # (1/2 + 2/4) / 2 x 1000
+    assert calls == []
+    basic = make("PriorityType=priority/basic")
+    jid = basic.submit()["job_id"]
+    assert basic.job(jid)["priority"] == 0xFFFF0000 - 1 - jid
+    assert calls == [jid]
