@@ -151,12 +151,10 @@ class Factors:
 
     def total(self) -> float:
         """The raw sum, added up in Slurm's order (it decides the truncation)."""
-        return self.total_with_age(self.age)
-
-    def total_with_age(self, age: float) -> float:
-        """:meth:`total` with ``age`` in place of this age term (the same sums, same order)."""
-        raw = age + self.assoc + self.fairshare + self.jobsize + self.partition + self.qos
-        return raw + tres_sum(self.tres) + self.site - self.nice
+        return weighted_sum(
+            self.age, self.assoc, self.fairshare, self.jobsize, self.partition, self.qos,
+            tres_sum(self.tres), self.site, self.nice,
+        )  # fmt: skip
 
     def as_dict(self) -> dict[str, object]:
         """The values by name, in field order (``dataclasses.asdict`` without its deep copies)."""
@@ -199,6 +197,15 @@ class JobPriority:
                 "direct": self.direct}  # fmt: skip
 
 
+def weighted_sum(
+    age: float, assoc: float, fairshare: float, jobsize: float, partition: float, qos: float,
+    tres: float, site: int, nice: int,
+) -> float:  # fmt: skip
+    """The raw priority from its weighted terms, added left to right in Slurm's order (the
+    order decides the last bit, and so the truncation): the factors, TRES, site, less nice."""
+    return age + assoc + fairshare + jobsize + partition + qos + tres + site - nice
+
+
 def tres_sum(weighted: Mapping[str, float]) -> float:
     """The weighted TRES terms added up in Slurm's TRES order (``billing.tres_sort_key``)."""
     total = 0.0
@@ -219,8 +226,7 @@ class AgeOnly:
 
     E.g. Age=1000, JobSize=1000 and a shape whose weighted job size is 250:
     ``AgeOnly(base, 1000).value(0.5) == trunc(500.0 + 250.0) == 750``.
-    The other terms are added once here (the TRES sum, site, nice), the rest
-    per call, in the same order; a call costs a few additions.
+    The TRES sum is made once; a call costs one ``weighted_sum``.
     """
 
     __slots__ = ("base", "weight", "_terms", "_tail", "_dicts")
@@ -236,10 +242,7 @@ class AgeOnly:
         """``multifactor(...).value`` with normalised age ``age`` (0: the shape's own value)."""
         if not age or not self.weight:
             return self.base.value
-        assoc, fs, js, part, qos = self._terms
-        raw = age * self.weight + assoc + fs + js + part + qos
-        tres, site, nice = self._tail
-        return clamp_priority(raw + tres + site - nice)
+        return clamp_priority(weighted_sum(age * self.weight, *self._terms, *self._tail))
 
     def at(self, age: float) -> JobPriority:
         """The whole breakdown with normalised age ``age`` (what ``multifactor`` returns)."""
