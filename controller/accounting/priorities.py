@@ -339,6 +339,7 @@ class PriorityService:
         width = len(SHAPE)
         incr_only = "INCR_ONLY" in self.params.flags
         ages: dict[tuple[float | None, float], float] = {}  # a burst shares its times
+        shapes, texts = state.shapes, state.texts  # (age is 0.0 whenever its weight is 0)
         changes = []
         for r in rows:
             if r.admin_priority:
@@ -348,11 +349,12 @@ class PriorityService:
                 age = ages.get(times)
                 if age is None:
                     age = ages[times] = self._age(r.eligible_time, r.submit_time, now)
-                shape = self._shape(state, tuple(r[:width]), r)
+                key = tuple(r[:width])
+                shape = shapes.get(key) or self._shape(state, key, r)
                 value = shape.value(age)
                 if incr_only and value < r.priority:
                     continue
-                text = state.text(shape, age)
+                text = texts.get((shape, age)) or state.text(shape, age)
             if value != r.priority or text != r.prio_factors:
                 changes.append(
                     {"b_id": r.id, "b_old": r.priority, "b_prio": value, "b_factors": text}
