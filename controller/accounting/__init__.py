@@ -1,19 +1,16 @@
-"""controller.accounting: who may run under which account and QOS, what they used, and
-the priorities and shares that follow from it.
+"""Accounts, users, QOS, limits, fair-share usage and priorities in the store.
 
-In reading order:
-
-* ``accounts.py`` -- accounts, users and QOS: which account and QOS a job runs
-  under (``Accounts``; its ``records`` are the association tree fair-share reads);
-* ``account_edits.py`` -- adding, changing and deleting them (``sacctmgr``);
-* ``qos_limits.py`` -- the QOS table's limits, and what is refused at submit;
-* ``usage_charge.py`` -- usage in the store: reset, decay, and the charge of
-  each job that ran (billing x seconds x UsageFactor);
-* ``priority_facts.py`` -- what multifactor priority reads outside the job
-  (cluster, partitions, QOS, associations), a job's TRES, and the breakdown's
-  JSON text (``jobs.prio_factors``);
-* ``priorities.py`` -- ``PriorityService``: priorities at submit, on change and
-  every PriorityCalcPeriod (the pure arithmetic is ``slurmlite.scheduler.multifactor``);
-* ``priority_listing.py`` -- what sprio lists (``GET /v1/priorities``);
-* ``shares.py`` -- the fair-share table sshare prints (``GET /v1/shares``).
+``accounts.py``          which account and QOS a job runs under (associations,
+                         defaults, the views sacctmgr lists).
+``account_edits.py``     adding, changing and deleting them (sacctmgr's verbs).
+``qos_limits.py``        QOS limits: refused at submit, reasons in the pass.
+``usage_charge.py``      fair-share usage: charging the jobs that ran, decay,
+                         reset.
+``priority_facts.py``    what multifactor priority reads outside the job, a
+                         job's TRES, and the breakdown's JSON (``prio_factors``).
+``priorities.py``        ``PriorityService``: priorities at submit, on change and
+                         every PriorityCalcPeriod (the formulas, the age-only
+                         re-evaluation included, are ``slurmlite.scheduler.multifactor``'s).
+``priority_listing.py``  what sprio lists (``GET /v1/priorities``).
+``shares.py``            the fair-share table sshare prints (``GET /v1/shares``).
 """

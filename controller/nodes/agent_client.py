@@ -45,6 +45,20 @@ log = logging.getLogger("slurmctld.agents")
 CREDENTIAL_TTL = 120.0  # seconds, like Slurm's default credential lifetime
 
 
+@dataclass
+class AgentOrder:
+    """Something an agent must be told after a commit."""
+
+    kind: str  # "terminate" | "signal"
+    job_id: int
+    node: str
+    restarts: int
+    signal: int | None = None
+    message: str | None = None
+    batch_only: bool = False
+    full: bool = False
+
+
 @dataclass(frozen=True)
 class AgentAddress:
     node: str

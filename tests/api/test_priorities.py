@@ -249,7 +249,7 @@ def test_priorities_route_lists_pending_eligible_jobs_with_weights(make):
     a = h.submit(ntasks=2)["job_id"]
     h.submit(hold=True)  # held: not listed
     h.as_user(BOB)
-    b = h.submit(gres_per_node=1)["job_id"]  # 1 of the partition's 4 GPUs
+    b = h.submit(gpus_per_node=1)["job_id"]  # 1 of the partition's 4 GPUs
     body = h.client.get("/v1/priorities").json()
     assert body["priority_type"] == "priority/multifactor"
     assert body["weights"] == {"age": 0, "assoc": 0, "fairshare": 0, "jobsize": 1000,

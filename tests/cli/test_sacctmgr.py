@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from cli import sacctmgr
 from cli import sacctmgr_format as fmt
 from cli.client import _error_from
-from cli.sacctmgr_args import ArgError, parse_words
+from cli.sacctmgr_args import parse_words
 from controller.api.app import create_app
 from controller.api.deps import get_user
 from controller.auth.callers import Caller
@@ -29,6 +29,7 @@ from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
 from slurmlite.clock import FakeClock
 from slurmlite.config import parse_config
+from slurmlite.errors import CommandLineError
 
 ROOT = Caller(uid=0, gid=0, user="root", admin=True)
 ALICE = Caller(uid=1001, gid=1001, user="alice")
@@ -92,18 +93,18 @@ def test_words_split_into_names_conditions_and_settings():
     p = parse_words("qos", "normal set MaxTRESPerUser=gres/gpu=4 MaxWall=1-00:00:00".split())
     assert p.sets == {"max_tres_pu": "gres/gpu=4", "max_wall": 1440}  # 1 day = 1440 minutes
     assert parse_words("user", ["alice", "set", "qos+=high"]).sets == {"qos_add": ["high"]}
-    with pytest.raises(ArgError, match=" Bad FairShare value: x"):
+    with pytest.raises(CommandLineError, match=" Bad FairShare value: x"):
         parse_words("account", ["vision", "set", "FairShare=x"])
-    with pytest.raises(ArgError, match=" Unknown option: bogus=1"):
+    with pytest.raises(CommandLineError, match=" Unknown option: bogus=1"):
         parse_words("account", ["vision", "set", "bogus=1"])
 
 
 def test_format_names_widths_and_forms():
     cols = fmt.parse_format(["acc%12,Share,fairshare,Des,DefaultA"])
-    assert [(c.header, c.width) for c in cols] == [
+    assert [(c.name, c.width) for c in cols] == [
         ("Account", 12), ("Share", 9), ("Share", 9), ("Descr", 20), ("Def Acct", 10)
     ]  # fmt: skip
-    with pytest.raises(fmt.FieldError, match="Unknown field 'Par'"):
+    with pytest.raises(CommandLineError, match="Unknown field 'Par'"):
         fmt.parse_format(["Par"])
     cols = fmt.parse_format(["Account,User"])
     rows = [{"Account": "averyverylongname", "User": None}]

@@ -22,7 +22,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from cli import client, sprio
-from cli import sprio_format as sf
+from cli.format_codes import pad
 from controller.accounting.priority_facts import encode
 from controller.api.app import create_app
 from controller.api.deps import get_user
@@ -125,11 +125,11 @@ def test_golden_outputs(name: str, fake: FakeClient, capsys: pytest.CaptureFixtu
 
 def test_a_right_justified_cell_is_padded_then_cut_keeping_its_start():
     # "cpu=250,gres/gpu=1000" is 21 characters: the 20-wide TRES column drops the last 0
-    assert sf.cell("cpu=250,gres/gpu=1000", 20, right=True) == "cpu=250,gres/gpu=100"
-    assert sf.cell("cpu=500", 20, right=True) == " " * 13 + "cpu=500"
-    assert sf.cell("debug", 9, right=False) == "debug    "
-    assert sf.cell("averylongpartition", 9, right=False) == "averylong"
-    assert sf.cell("x", 0, right=True) == "x"
+    assert pad("cpu=250,gres/gpu=1000", 20, right=True) == "cpu=250,gres/gpu=100"
+    assert pad("cpu=500", 20, right=True) == " " * 13 + "cpu=500"
+    assert pad("debug", 9, right=False) == "debug    "
+    assert pad("averylongpartition", 9, right=False) == "averylong"
+    assert pad("x", 0, right=True) == "x"
 
 
 def test_norm_shows_seven_decimals_and_the_priority_over_2_to_the_32(fake, capsys):
