@@ -5,7 +5,7 @@ Pipeline (``main`` does the I/O)::
     options -> GET /v1/priorities (ids from -j, partitions from -p)
             -> filter -u -> sort (-S, default job id) -> sprio_format lines
 
-What is listed is the controller's choice (``controller/api/routes_priority.py``):
+What is listed is the controller's choice (``controller/accounting/priority_listing.py``):
 pending jobs that are neither held nor waiting for a begin time, the
 caller's own only under ``PrivateData=jobs``.  Behaviour worth knowing,
 from Slurm's sprio (facts only, our own words):
@@ -51,6 +51,7 @@ from cli.common import (
 )
 from slurmlite.errors import CommandLineError, SlurmError
 from slurmlite.getopt import IGNORED, NO_ARG, OPTIONAL, REQUIRED, OptionSpec, OptionTable
+from slurmlite.scheduler.registry import is_basic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -215,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SlurmError as e:
         perror("Couldn't get priority factors from controller", e)
         return 255
-    if answer["priority_type"].strip().lower() == "priority/basic":
+    if is_basic(answer["priority_type"]):
         print(BASIC.format(answer["priority_type"]), file=sys.stderr)
         return 1
     try:

@@ -18,7 +18,7 @@ GrpTRESMins, TRESRunMins), ``-o`` for a list of one's own
 (``Account%256``); ``-n`` drops the header, ``-p``/``-P`` print ``|``
 separated fields.
 
-The numbers are the controller's (``controller/api/routes_shares.py``):
+The numbers are the controller's (``controller/accounting/shares.py``):
 usage in decayed billing-seconds, current to the request, and Fair Tree or
 classic fair-share as ``PriorityFlags`` says.
 """

@@ -52,7 +52,9 @@ class Controller:
         self.accounts.bootstrap()
         self.validator = SubmitValidator(cfg, policy, self.nodes, self.accounts)
         self.jobs = JobService(self.db, self.validator, clock)
-        self.priorities = PriorityService(self)  # multifactor priority, usage, fair-share
+        self.priorities = PriorityService(  # multifactor priority, usage, fair-share
+            self.db, cfg, self.nodes.rows, self.accounts.records, wake=lambda: self.loop.wake()
+        )
         self.validator.priorities = self.priorities
         self.nonces = NonceCache()
         self.sched = SchedParts(

@@ -294,8 +294,8 @@ class SubmitValidator:
             reason=reasons.NONE,
             state_desc=None,
             nice=req.nice,
-            priority=initial_priority(req, self.policy, sequence=job_id),
-            prio_factors=None,  # multifactor's breakdown: set below
+            priority=0,  # the PriorityType's value and breakdown: set below, once
+            prio_factors=None,
             num_cpus=ntasks * (req.cpus_per_task or 1),
             tres_per_node=req.tres_per_node,
             tres_per_job=req.tres_per_job,
@@ -336,8 +336,8 @@ class SubmitValidator:
         if req.hold:
             v["hold"] = v["reason"] = reasons.JOB_HELD_USER
             v["eligible_time"] = None
-        if self.priorities is not None:  # multifactor: the value and breakdown, age 0
-            self.priorities.at_submit(v)
+        if self.priorities is None or not self.priorities.at_submit(v):  # multifactor: age 0
+            v["priority"] = initial_priority(req, self.policy, sequence=job_id)
         if plan.error is not None:
             # Slurm keeps the id of a request that can never run and shows it
             # FAILED (BadConstraints); the submitter gets the error.

@@ -286,7 +286,3 @@ class RecordingAgentClient:
 
     async def close(self) -> None:
         return None
-
-
-def now() -> float:
-    return time.time()

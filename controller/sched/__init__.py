@@ -12,4 +12,6 @@
                    and delivering the orders.
 ``willrun.py``     ``sbatch --test-only``: the same pass on a snapshot with the
                    probe added.
+``explain_job.py`` ``slurmlite explain``: a fresh snapshot and the job's stored
+                   factors handed to ``slurmlite.scheduler.explain``.
 """

@@ -61,6 +61,7 @@ from slurmlite.hostlist import compress_sorted
 from slurmlite.protocol import LaunchSpec
 from slurmlite.scheduler.backfill import BackfillParams
 from slurmlite.scheduler.passes import main_pass
+from slurmlite.scheduler.registry import backfills
 from slurmlite.scheduler.snapshot import Plan, Policy, Snapshot
 
 if TYPE_CHECKING:
@@ -68,7 +69,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("slurmctld.loop")
 
-BACKFILL = "sched/backfill"
 _TABLE = JobRow.__table__
 
 Launch = tuple[LaunchSpec, AgentAddress]
@@ -101,7 +101,7 @@ def choose_pass(
     parts: SchedParts, state: PassState, now: float
 ) -> tuple[Callable[..., Plan], bool]:
     """The pass to run now and whether it is a full one (see the module doc, step 2)."""
-    if parts.policy.scheduler_type != BACKFILL:
+    if not backfills(parts.policy.scheduler_type):
         return parts.full_pass, True
     interval = bf_interval(parts.policy)
     if interval < 0:

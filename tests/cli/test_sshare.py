@@ -18,9 +18,9 @@ from fastapi.testclient import TestClient
 
 from cli import client, sshare
 from cli import sshare_format as sf
+from controller.accounting.shares import INFINITE_MINUTES, RunningCharge, share_rows
 from controller.api.app import create_app
 from controller.api.deps import get_user
-from controller.api.routes_shares import INFINITE_MINUTES, RunningCharge, share_rows
 from controller.context import Controller
 from controller.nodes.agent_client import RecordingAgentClient
 from controller.store.db import Database
@@ -293,7 +293,7 @@ def test_the_route_charges_a_running_job_and_counts_its_minutes_left(ctl):
 
 
 def test_uncharged_usage_goes_to_the_user_else_to_the_account_row():
-    from controller.api.routes_shares import with_running_usage
+    from controller.accounting.shares import with_running_usage
     from slurmlite.scheduler.fairshare import AssocRecord
 
     records = [AssocRecord("lab"), AssocRecord("lab", "alice", usage=10.0)]
