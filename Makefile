@@ -26,7 +26,6 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/ruff format --check .
 
 clean:
 	rm -rf $(VENV) build *.egg-info

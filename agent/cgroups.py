@@ -61,6 +61,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from slurmlite.clock import Clock, monotonic_clock
 from slurmlite.states import OOM_STATUS as SIG_OOM  # sacct shows it as 0:125
 
 __all__ = ["SIG_OOM", "CgroupTree", "JobCgroup", "Mount", "find_mount", "scope_name"]
@@ -177,7 +178,15 @@ class JobCgroup:
 class CgroupTree:
     """One agent's cgroups: creates, finds again, moves wrappers out, removes."""
 
-    def __init__(self, mount: Mount, scope: str, memory: bool = True, no_swap: bool = True) -> None:
+    def __init__(
+        self,
+        mount: Mount,
+        scope: str,
+        memory: bool = True,
+        no_swap: bool = True,
+        timer: Clock = monotonic_clock,
+    ) -> None:
+        self.timer = timer  # monotonic seconds: how long ``retire`` waits for the killed
         self.version = mount.version
         self.base = mount.path / TOP
         self.scope = self.base / scope
@@ -234,8 +243,8 @@ class CgroupTree:
         agent's own scope stays while it runs (a start after the last end would
         only make it again); ``sweep`` at start and ``destroy`` remove it."""
         cg.kill()
-        deadline = time.monotonic() + wait
-        while cg.pids() and time.monotonic() < deadline:
+        deadline = self.timer() + wait
+        while cg.pids() and self.timer() < deadline:
             time.sleep(0.002)
         if _rmdir(cg.path):
             self._doomed.discard(cg.path)

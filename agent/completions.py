@@ -29,7 +29,9 @@ the next completion, so a steady stream of jobs creates no inode here (see
 removed at start.
 
 ``CompletionSpool`` is mixed into ``agent.daemon.AgentState``, whose
-``spool``, ``name``, ``launcher`` and ``post`` it uses.
+``spool``, ``name``, ``launcher``, ``timer`` (the gap is measured on it)
+and ``post`` it uses.  The retry delay after a failed report doubles from
+``RETRY_FIRST_S`` up to ``RETRY_MAX_S`` (``retry_delay``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from slurmlite.clock import Clock
 from slurmlite.protocol import JobCompletion, to_dict
 
 if TYPE_CHECKING:
@@ -53,6 +56,19 @@ log = logging.getLogger("slurmd")
 REPORT_BATCH = 500  # completions per request; the controller records each batch in one transaction
 REPORT_GAP = 0.05  # seconds between the starts of two reports, at least
 SPARES = 256  # acknowledged completion files kept for reuse, at most
+RETRY_FIRST_S = 0.2  # wait after a first failed report
+RETRY_MAX_S = 5.0  # ... doubling up to this
+
+
+def retry_delay(previous: float | None) -> float:
+    """The wait before the next try after a failed one (``None``: the first failure).
+
+    Reports and registrations both back off this way.
+
+    >>> retry_delay(None), retry_delay(0.2), retry_delay(4.0)
+    (0.2, 0.4, 5.0)
+    """
+    return RETRY_FIRST_S if previous is None else min(previous * 2, RETRY_MAX_S)
 
 
 class CompletionSpool:
@@ -61,6 +77,7 @@ class CompletionSpool:
     spool: Path
     name: str
     launcher: Launcher
+    timer: Clock  # monotonic seconds: the gap between two reports
 
     async def post(self, path: str, payload: dict[str, Any]) -> httpx.Response:
         raise NotImplementedError  # AgentState signs and sends
@@ -106,27 +123,27 @@ class CompletionSpool:
     async def report_forever(self) -> None:
         self._report_event = asyncio.Event()
         self._report_event.set()
-        loop = asyncio.get_running_loop()
-        delay, last = 0.2, -REPORT_GAP
+        delay: float | None = None
+        last = -REPORT_GAP
         while True:
             await self._report_event.wait()
             # coalesce: what ends while the gap runs out goes in the same request
-            gap = last + REPORT_GAP - loop.time()
+            gap = last + REPORT_GAP - self.timer()
             if gap > 0:
                 await asyncio.sleep(gap)
             self._report_event.clear()
-            last = loop.time()
+            last = self.timer()
             folder = self.spool / "completions"
             pending = sorted(folder / n for n in os.listdir(folder) if n.endswith(".json"))
             failed = False
             for i in range(0, len(pending), REPORT_BATCH):
                 failed |= not await self._report(pending[i : i + REPORT_BATCH])
             if failed:
+                delay = retry_delay(delay)
                 await asyncio.sleep(delay)
-                delay = min(delay * 2, 5.0)
                 self._report_event.set()
             else:
-                delay = 0.2
+                delay = None
 
     def _owed_message(self, path: Path) -> dict[str, Any]:
         """A spooled completion: from memory when this agent queued it, else from disk."""

@@ -69,10 +69,11 @@ class LaunchError(Exception):
         self.detail = detail
 
 
-def credentials(spec: Order) -> tuple[dict[str, object], JobUser | None]:
+def credentials(spec: Order, now: float) -> tuple[dict[str, object], JobUser | None]:
     """Popen arguments that switch to the job's user ({} = stay as we are), and the user.
 
-    The user is ``None`` only for a non-root agent whose own uid has no entry.
+    The user is ``None`` only for a non-root agent whose own uid has no entry;
+    ``now`` (monotonic seconds) ages the password-entry cache (``agent.identity``).
     """
     me = os.geteuid()
     if me != 0:
@@ -83,11 +84,11 @@ def credentials(spec: Order) -> tuple[dict[str, object], JobUser | None]:
                 detail=f"agent is not root and cannot run uid {spec.uid}",
             )
         try:
-            return {}, job_user(me, spec.gid)
+            return {}, job_user(me, spec.gid, now)
         except UnknownUser:
             return {}, None  # a development agent under a uid without an entry
     try:
-        user = job_user(spec.uid, spec.gid)
+        user = job_user(spec.uid, spec.gid, now)
     except UnknownUser:
         raise LaunchError(
             f"job {spec.job_id}: uid {spec.uid} has no password entry on this node; "

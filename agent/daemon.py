@@ -41,6 +41,16 @@ running" and spawns nothing.  Starts run on the event
 loop and overlap: spawning a wrapper takes a fraction of a millisecond, and
 the wait for its report is a pipe the loop watches (``launch``), so the 64
 orders of one request start together, not one after another.
+
+Time: the agent reads no clock of its own.  ``clock`` (Unix seconds, for
+time stamps, signatures, credential expiry and the nonces' lifetime) and
+``timer`` (monotonic seconds, for waits: kill grace, retry gaps, caches)
+are given to it, the real ones by default (``agent.main``), a
+``slurmlite.clock.FakeClock`` in tests, and handed down to the parts that
+decide (``OrderGate``, ``Launcher``, ``StepTable``).  A launch's GPUs come
+typed (``LaunchSpec.gpus``); on a node that owns a subset of a machine's
+GPUs the environment's GPU variables are pointed at the machine's devices
+from that field (``agent.gres.device_indices``).
 """
 
 from __future__ import annotations
@@ -51,7 +61,6 @@ import logging
 import os
 import platform
 import shutil
-import time
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
@@ -60,16 +69,18 @@ from typing import IO, Any
 import httpx
 
 from agent import machine
-from agent.completions import CompletionSpool
-from agent.gres import GpuDevice, translate_gpu_env
+from agent.completions import CompletionSpool, retry_delay
+from agent.gres import GpuDevice, device_indices
 from agent.isolation import Isolation
-from agent.launcher import Launcher, LaunchError, RunningJob
+from agent.launcher import BatchRun, Launcher, LaunchError
 from agent.orders import OrderGate, OrderRefused
 from agent.portcheck import port_warning
 from agent.stepstate import StepDuties
 from agent.steptable import StepTable
+from slurmlite.clock import Clock, monotonic_clock, system_clock
 from slurmlite.config import Config, NodeConf
 from slurmlite.credential import node_key, sign_request
+from slurmlite.jobenv import set_gpu_indices
 from slurmlite.protocol import (
     JobCompletion,
     LaunchSpec,
@@ -91,7 +102,7 @@ class Job:
     job_id: int
     restarts: int
     step_id: str
-    proc: RunningJob
+    proc: BatchRun
     task: asyncio.Task[Any] | None = None
 
 
@@ -108,7 +119,9 @@ class AgentState(CompletionSpool, StepDuties):
     node_key: bytes = field(default=b"", repr=False)
     cluster_key: InitVar[bytes | None] = None
     jobs: dict[tuple[int, int], Job] = field(default_factory=dict)
-    start_time: float = field(default_factory=time.time)
+    clock: Clock = system_clock  # Unix seconds
+    timer: Clock = monotonic_clock  # seconds for waits, never set back
+    start_time: float = field(init=False)
     registered: asyncio.Event = field(default_factory=asyncio.Event)
     launching: set[int] = field(default_factory=set)  # job ids whose launch is under way
 
@@ -117,10 +130,19 @@ class AgentState(CompletionSpool, StepDuties):
             self.node_key = node_key(cluster_key, self.name)  # the cluster key is not kept
         if not self.node_key:
             raise ValueError("AgentState needs its node key")
-        self.launcher = Launcher(self.spool, Isolation.from_config(self.cfg))
+        self.start_time = self.clock()
+        isolation = Isolation.from_config(self.cfg)
+        self.launcher = Launcher(self.spool, isolation, self.clock, self.timer)
         self.open_spool()
-        self.gate = OrderGate(self.name, self.node_key, self.spool)
-        self.steps = StepTable(self.gpus, self.launcher.cgroups, self._queue, self.spool / "steps")
+        self.gate = OrderGate(self.name, self.node_key, self.spool, self.start_time)
+        self.steps = StepTable(
+            self.gpus,
+            self.launcher.cgroups,
+            self._queue,
+            self.spool / "steps",
+            self.clock,
+            self.timer,
+        )
         host = self.cfg.control_addr or self.cfg.control_host
         self.controller_url = f"http://{host}:{self.cfg.slurmctld_port}"
         self.http = httpx.AsyncClient(timeout=10.0)
@@ -131,11 +153,11 @@ class AgentState(CompletionSpool, StepDuties):
         self, headers: Mapping[str, str], method: str, path: str, body: bytes
     ) -> None:
         """Raise ``CredentialError`` unless the controller signed this request for this node."""
-        self.gate.check_request(headers, method, path, body, time.time())
+        self.gate.check_request(headers, method, path, body, self.clock())
 
     def verify_order(self, op: str, body: dict[str, Any]) -> dict[str, Any]:
         """The order's claims; ``OrderRefused`` for a bad or replayed credential."""
-        return self.gate.verify(op, body, time.time(), self._running)
+        return self.gate.verify(op, body, self.clock(), self._running)
 
     def _running(self, job_id: int, restarts: int) -> bool:
         return (job_id, restarts) in self.jobs or job_id in self.launching
@@ -165,14 +187,14 @@ class AgentState(CompletionSpool, StepDuties):
         key = (spec.job_id, spec.restarts)
         if key in self.jobs or self.launcher.run_of(spec.job_id) == spec.restarts:
             return "already running"  # running, or ended with its completion still owed
-        spec.environment = translate_gpu_env(spec.environment, self.gpus)
+        self._on_devices(spec)
         try:
             proc = await self._start(spec)
         except LaunchError as e:
             log.warning(
                 "event=launch_failed job=%s node=%s error=%r", spec.job_id, self.name, str(e)
             )
-            now = time.time()
+            now = self.clock()
             await self.queue_completion(
                 JobCompletion(
                     node=self.name,
@@ -196,7 +218,18 @@ class AgentState(CompletionSpool, StepDuties):
         log.info("event=launched job=%s node=%s pid=%s", spec.job_id, self.name, proc.pid)
         return "started"
 
-    async def _start(self, spec: LaunchSpec) -> RunningJob:
+    def _on_devices(self, spec: LaunchSpec) -> None:
+        """Point the batch shell's GPU variables at this machine's devices for ``spec.gpus``.
+
+        Only a node that owns a subset of a machine's GPUs needs it: elsewhere
+        the scheduler's numbers (``spec.gpus``, as the controller wrote them
+        into the environment) are the devices' own."""
+        devices = device_indices(spec.gpus, self.gpus)
+        if devices != spec.gpus:
+            spec.environment = dict(spec.environment)
+            set_gpu_indices(spec.environment, devices, "SLURM_JOB_GPUS")
+
+    async def _start(self, spec: LaunchSpec) -> BatchRun:
         """``Launcher.start`` with the wrapper's report read by the event loop."""
         spawn = self.launcher.spawn(spec)
         assert spawn.proc.stderr is not None
@@ -232,7 +265,7 @@ class AgentState(CompletionSpool, StepDuties):
                 step_id=job.step_id,
                 exit_code=proc.status,
                 start_time=proc.started,
-                end_time=proc.ended or time.time(),
+                end_time=proc.ended or self.clock(),
             )
         )
 
@@ -296,7 +329,7 @@ class AgentState(CompletionSpool, StepDuties):
 
     async def post(self, path: str, payload: dict[str, Any]) -> httpx.Response:
         body = json.dumps(payload).encode()
-        headers = sign_request(self.node_key, self.name, "POST", path, body, time.time())
+        headers = sign_request(self.node_key, self.name, "POST", path, body, self.clock())
         headers["content-type"] = "application/json"
         return await self.http.post(self.controller_url + path, content=body, headers=headers)
 
@@ -335,7 +368,7 @@ class AgentState(CompletionSpool, StepDuties):
         )
 
     async def register_forever(self) -> None:
-        delay = 0.2
+        delay: float | None = None
         while True:
             try:
                 r = await self.post("/v1/nodes/register", to_dict(self.register_message()))
@@ -353,8 +386,8 @@ class AgentState(CompletionSpool, StepDuties):
                 )
             except httpx.HTTPError as e:
                 log.warning("event=register_retry node=%s error=%r", self.name, str(e))
+            delay = retry_delay(delay)
             await asyncio.sleep(delay)
-            delay = min(delay * 2, 5.0)
 
     async def heartbeat_forever(self) -> None:
         interval = max(0.2, float(self.cfg.heartbeat_interval))

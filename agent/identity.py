@@ -36,7 +36,6 @@ import logging
 import os
 import pwd
 import subprocess
-import time
 from dataclasses import dataclass
 
 __all__ = ["CACHE_S", "JobUser", "UnknownUser", "append_line", "fill_login_env", "job_user"]
@@ -66,9 +65,10 @@ class JobUser:
         return {"HOME": self.home, "USER": self.name, "LOGNAME": self.name, "SHELL": shell}
 
 
-def job_user(uid: int, gid: int, now: float | None = None) -> JobUser:
-    """The job's user on this node; :class:`UnknownUser` when the uid has no entry."""
-    now = time.monotonic() if now is None else now
+def job_user(uid: int, gid: int, now: float) -> JobUser:
+    """The job's user on this node; :class:`UnknownUser` when the uid has no entry.
+
+    ``now``: the agent's monotonic clock, which ages the cache (``CACHE_S``)."""
     stamp = _stamp()
     hit = _cache.get((uid, gid))
     if hit is not None and now - hit[0] < CACHE_S and hit[1] == stamp:

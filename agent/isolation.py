@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent.cgroups import CgroupTree, find_mount, scope_name
+from slurmlite.clock import Clock, monotonic_clock
 
 __all__ = ["Isolation", "discard", "open_tree"]
 
@@ -64,7 +65,12 @@ class Isolation:
         return cls(track, track and ram, _yes(conf, "constrainswapspace", True), version)
 
 
-def open_tree(isolation: Isolation, spool: Path, mounts: str | None = None) -> CgroupTree | None:
+def open_tree(
+    isolation: Isolation,
+    spool: Path,
+    mounts: str | None = None,
+    timer: Clock = monotonic_clock,
+) -> CgroupTree | None:
     """This agent's cgroups, or None (then limits are advisory, said once in the log)."""
     if not isolation.track:
         _advise("ProctrackType is not proctrack/cgroup", tracked=False)
@@ -74,7 +80,7 @@ def open_tree(isolation: Isolation, spool: Path, mounts: str | None = None) -> C
         why = "the agent is not root" if os.geteuid() != 0 else "no writable cgroup hierarchy"
         _advise(why, tracked=False)
         return None
-    tree = CgroupTree(mount, scope_name(spool), isolation.limit_memory, isolation.no_swap)
+    tree = CgroupTree(mount, scope_name(spool), isolation.limit_memory, isolation.no_swap, timer)
     if isolation.limit_memory and not tree.memory:
         why = f"the cgroup v{mount.version} hierarchy at {mount.path} has no memory controller"
         _advise(why, tracked=True)

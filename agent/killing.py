@@ -1,4 +1,4 @@
-"""Signalling a running job and killing it: the part of ``RunningJob`` that reaches its processes.
+"""Signalling a running job and killing it: the part of ``BatchRun`` that reaches its processes.
 
 "The job's processes" are its cgroup when it has one (``agent.cgroups``):
 every process it ever started, whatever session or process group it moved
@@ -17,6 +17,10 @@ The kill sequence (``terminate``, Slurm's order; KillWait from slurm.conf)::
                              forked meanwhile is caught by the next round;
                              v2 kills a whole cgroup at once (cgroup.kill)
     still alive?             logged: stuck in the kernel, the node needs care
+
+The waits are measured on the run's ``timer`` (a monotonic ``Clock``, see
+``slurmlite.clock``), never read from ``time`` here: a test drives them with
+a ``FakeClock``.
 
 The message is appended as the job's user (``agent.identity.append_line``)
 when the agent is root: root never opens a path a user chose.
@@ -37,6 +41,7 @@ from pathlib import Path
 from agent.cgroups import JobCgroup
 from agent.identity import append_line
 from agent.procfs import group_has_live_members
+from slurmlite.clock import Clock
 
 __all__ = ["JobSignals"]
 
@@ -44,7 +49,7 @@ log = logging.getLogger("agent.running")
 
 
 class JobSignals:
-    """Signals, the kill sequence and stderr notices; mixed into ``RunningJob``."""
+    """Signals, the kill sequence and stderr notices; mixed into ``BatchRun``."""
 
     _POLL_S = 0.05
     job_id: int
@@ -57,6 +62,7 @@ class JobSignals:
     job_dir: Path
     std_err: str | None
     cgroup: JobCgroup | None
+    timer: Clock  # monotonic seconds: the kill sequence's deadlines
     _group_gone: bool
 
     def poll(self) -> bool:
@@ -134,17 +140,17 @@ class JobSignals:
             self.write_stderr(message)
         self.signal(_signal.SIGCONT)
         self.signal(_signal.SIGTERM)
-        deadline = time.monotonic() + kill_wait
-        while self.group_alive() and time.monotonic() < deadline:
+        deadline = self.timer() + kill_wait
+        while self.group_alive() and self.timer() < deadline:
             yield self._POLL_S
         if self.group_alive():
             log.info("job=%s alive after KillWait=%ss: SIGKILL", self.job_id, kill_wait)
-            deadline = time.monotonic() + unkillable_wait
+            deadline = self.timer() + unkillable_wait
             while True:
                 self._kill_all()
                 if not self.group_alive():
                     break
-                if time.monotonic() >= deadline:
+                if self.timer() >= deadline:
                     log.warning("job=%s processes survive SIGKILL; drain the node", self.job_id)
                     break
                 yield self._POLL_S

@@ -81,7 +81,7 @@ from agent.confine import (
 from agent.identity import JobUser, fill_login_env
 from agent.isolation import Isolation, open_tree
 from agent.rundirs import RunDirs, fresh_file, gate_fifo
-from agent.running import RunningJob, load_meta
+from agent.running import BatchRun, load_meta
 from agent.wrapper import (
     PID_MARK,
     WRAPPER,
@@ -91,6 +91,7 @@ from agent.wrapper import (
     read_status,
     write_status,
 )
+from slurmlite.clock import Clock, monotonic_clock, system_clock
 from slurmlite.filepattern import resolve_output
 from slurmlite.protocol import LaunchSpec
 
@@ -100,7 +101,7 @@ __all__ = [
     "ExitRecord",
     "LaunchError",
     "Launcher",
-    "RunningJob",
+    "BatchRun",
     "Spawn",
     "Supervisor",
     "kill_message",
@@ -156,18 +157,31 @@ class Supervisor(ABC):
     """Starts batch scripts and finds them again after an agent restart."""
 
     @abstractmethod
-    def start(self, spec: LaunchSpec) -> RunningJob:
+    def start(self, spec: LaunchSpec) -> BatchRun:
         """Spawn the job's batch script; raises :class:`LaunchError`."""
 
     @abstractmethod
-    def adopt(self, job_id: int) -> RunningJob | None:
+    def adopt(self, job_id: int) -> BatchRun | None:
         """The job as a previous agent left it, or ``None`` if unknown here."""
 
 
 class Launcher(Supervisor):
-    """Runs batch scripts under per-job shell wrappers that outlive the agent."""
+    """Runs batch scripts under per-job shell wrappers that outlive the agent.
 
-    def __init__(self, spool_dir: Path, isolation: Isolation | None = None) -> None:
+    ``clock`` (Unix seconds) stamps when runs start and end; ``timer``
+    (monotonic seconds) measures waits: kill grace, caches.  Both default to
+    the real ones; a test passes a ``slurmlite.clock.FakeClock``.
+    """
+
+    def __init__(
+        self,
+        spool_dir: Path,
+        isolation: Isolation | None = None,
+        clock: Clock = system_clock,
+        timer: Clock = monotonic_clock,
+    ) -> None:
+        self.clock = clock
+        self.timer = timer
         self.spool_dir = Path(spool_dir)
         self.spool_dir.mkdir(mode=0o755, parents=True, exist_ok=True)
         mode = self.spool_dir.stat().st_mode
@@ -175,7 +189,9 @@ class Launcher(Supervisor):
             # job users must be able to pass through the spool to their script
             os.chmod(self.spool_dir, stat.S_IMODE(mode) | 0o011)
         self.rundirs = RunDirs(self.spool_dir)
-        self.cgroups: CgroupTree | None = open_tree(isolation or Isolation(), self.spool_dir)
+        self.cgroups: CgroupTree | None = open_tree(
+            isolation or Isolation(), self.spool_dir, timer=timer
+        )
         if self.cgroups is not None:
             # cgroups of runs this spool no longer knows: their processes must not live on
             live = {(j, r) for j in self.job_ids() if (r := self.run_of(j)) is not None}
@@ -184,7 +200,7 @@ class Launcher(Supervisor):
     def job_dir(self, job_id: int) -> Path:
         return self.spool_dir / f"job{job_id}"
 
-    def start(self, spec: LaunchSpec) -> RunningJob:
+    def start(self, spec: LaunchSpec) -> BatchRun:
         """Spawn the job and wait for the wrapper's report: ``spawn``, read, ``settle``."""
         spawn = self.spawn(spec)
         assert spawn.proc.stderr is not None
@@ -198,7 +214,7 @@ class Launcher(Supervisor):
         The caller reads ``proc.stderr`` to the end (blocking, or from an
         event loop) and hands what it said to ``settle``.
         """
-        creds, user = credentials(spec)
+        creds, user = credentials(spec, self.timer())
         job_dir = self.job_dir(spec.job_id)
         owner = (spec.uid, spec.gid) if creds else None
         uid = spec.uid if owner else os.geteuid()  # who the run's files will belong to
@@ -252,7 +268,7 @@ class Launcher(Supervisor):
                 raise
         return Spawn(spec, job_dir, proc, err or out, user, cgroup)
 
-    def settle(self, spawn: Spawn, said: bytes) -> RunningJob:
+    def settle(self, spawn: Spawn, said: bytes) -> BatchRun:
         """Steps 3-4: the wrapper said the job's pid (it runs) or why it could not start."""
         spec, job_dir, proc = spawn.spec, spawn.job_dir, spawn.proc
         lines = said.decode(errors="replace").splitlines()
@@ -277,7 +293,7 @@ class Launcher(Supervisor):
                 self.cgroups.park_wrapper(proc.pid)  # killing the job must spare its wrapper
             except OSError as exc:
                 log.warning("event=wrapper_not_parked job=%s error=%r", spec.job_id, str(exc))
-        job = RunningJob(
+        job = BatchRun(
             spec.job_id,
             spec.restarts,
             int(pids[0]),
@@ -290,6 +306,8 @@ class Launcher(Supervisor):
             groups=list(spawn.user.groups) if spawn.user else None,
             cgroup=spawn.cgroup,
             node=spec.environment.get("SLURMD_NODENAME", ""),
+            clock=self.clock,
+            timer=self.timer,
         )
         job.record()
         log.debug(
@@ -339,7 +357,7 @@ class Launcher(Supervisor):
         record = read_status(job_dir)
         return record.restarts if record else None
 
-    def adopt(self, job_id: int) -> RunningJob | None:
+    def adopt(self, job_id: int) -> BatchRun | None:
         """A run started by an earlier agent: running (watched: signals and
         ``terminate`` work, the end is seen and its status read), finished
         (``status`` from the record, ``None`` if it ended unrecorded), or
@@ -347,7 +365,7 @@ class Launcher(Supervisor):
         job_dir = self.job_dir(job_id)
         if not job_dir.is_dir() or self.run_of(job_id) is None:
             return None
-        return RunningJob.adopted(job_id, job_dir, self.cgroups)
+        return BatchRun.adopted(job_id, job_dir, self.cgroups, self.clock, self.timer)
 
     def forget(self, job_id: int, restarts: int) -> bool:
         """Drop the run's directory (its completion was acknowledged): parked for

@@ -106,6 +106,7 @@ async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset) -> None:  #
     from agent.app import create_app
     from agent.daemon import AgentState
     from agent.gres import discover
+    from slurmlite.clock import monotonic_clock, system_clock
     from slurmlite.gresconf import auto_detect_for
 
     configured = gpus if gpus is not None else (nc.gpus if nc else 0)
@@ -122,6 +123,8 @@ async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset) -> None:  #
         gpus=devices,
         gpu_source=source,
         node_conf=nc,
+        clock=system_clock,  # the real clocks: the only place the agent is given them
+        timer=monotonic_clock,
     )
     host = nc.addr if nc else "127.0.0.1"
     port = nc.port if nc else cfg.slurmd_port

@@ -50,7 +50,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -67,6 +66,7 @@ from slurmlite.credential import (
 
 NONCE = re.compile(r"[0-9A-Za-z_-]{8,128}")
 COMPACT_SLACK = 256  # stale lines tolerated before the file is rewritten
+PRUNE_EVERY_S = 30.0  # expired nonces are forgotten at most this often
 
 
 class OrderRefused(Exception):
@@ -130,16 +130,20 @@ class SeenNonces:
 
 
 class OrderGate:
-    """What an agent knows to check the controller's requests and orders: its node key."""
+    """What an agent knows to check the controller's requests and orders: its node key.
 
-    def __init__(self, name: str, node_key: bytes, spool: Path) -> None:
+    It reads no clock: every check is given ``now`` (Unix seconds), the
+    agent's clock (``AgentState.clock``), so a test moves time by hand.
+    """
+
+    def __init__(self, name: str, node_key: bytes, spool: Path, now: float) -> None:
         self.name = name
         self._request_key = to_node_key(node_key)
         self._orders_key = orders_key(node_key)
         self._requests = NonceCache()
         spool.mkdir(parents=True, exist_ok=True)
-        self.seen = SeenNonces(spool / "nonces", time.time())
-        self._last_prune = time.time()
+        self.seen = SeenNonces(spool / "nonces", now)
+        self._last_prune = now
 
     def check_request(
         self, headers: Mapping[str, str], method: str, path: str, body: bytes, now: float
@@ -170,7 +174,7 @@ class OrderGate:
         nonce = claims.get("nonce")
         if not isinstance(nonce, str) or not NONCE.fullmatch(nonce):
             raise OrderRefused("credential has no nonce")
-        if now - self._last_prune > 30:
+        if now - self._last_prune > PRUNE_EVERY_S:
             self.seen.prune(now)
             self._last_prune = now
         if nonce in self.seen:

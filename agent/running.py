@@ -1,11 +1,13 @@
 """One run of a batch script as the agent sees it: watch, release, signal, kill.
 
-A ``RunningJob`` names two processes (see ``agent.wrapper``): the *job*
-(the batch shell, ``pid``; its process group ``pgid == pid``) and its
-*wrapper* (``wrapper_pid``), which reaps the job and writes ``status``.
-The agent that launched the job has the wrapper as its child; an agent
-that adopted the job after a restart watches both through ``/proc`` and
-pidfds.  Either way the end is seen in three steps:
+A ``BatchRun`` names two processes (see ``agent.wrapper``): the *job* (the
+batch shell, ``pid``; its process group ``pgid == pid``) and its *wrapper*
+(``wrapper_pid``), which reaps the job and writes ``status``.  (A node's
+other kind of run is a job step's tasks, ``agent.steps.StepRun``; the
+scheduler's ``RunningJob`` is something else again: a job's allocation as
+policy sees it.)  The agent that launched the job has the wrapper as its
+child; an agent that adopted the job after a restart watches both through
+``/proc`` and pidfds.  Either way the end is seen in three steps:
 
 1. the job stops running (pidfd readable, or ``/proc`` says zombie/gone);
 2. the agent opens the job's gate: the wrapper reads the zombie's raw wait
@@ -47,15 +49,16 @@ from agent.cgroups import SIG_OOM, CgroupTree, JobCgroup
 from agent.killing import JobSignals
 from agent.procfs import is_live, pidfd, stat_of, zombie_status
 from agent.wrapper import decode_rc, read_status, write_status
+from slurmlite.clock import Clock, monotonic_clock, system_clock
 
-__all__ = ["OOM_REASON", "RunningJob"]
+__all__ = ["OOM_REASON", "BatchRun"]
 
 log = logging.getLogger(__name__)
 
 OOM_REASON = "OutOfMemory"  # the status record's reason once an OOM kill was seen
 
 
-class RunningJob(JobSignals):
+class BatchRun(JobSignals):
     """Handle on one run; ``done`` once its wrapper is gone and ``status`` read."""
 
     _POLL_S = 0.05
@@ -78,6 +81,8 @@ class RunningJob(JobSignals):
         groups: list[int] | None = None,
         cgroup: JobCgroup | None = None,
         node: str = "",
+        clock: Clock = system_clock,
+        timer: Clock = monotonic_clock,
     ) -> None:
         self.job_id = job_id
         self.restarts = restarts
@@ -91,7 +96,9 @@ class RunningJob(JobSignals):
         self.cgroup = cgroup
         self.node = node
         self.wrapper_pid = wrapper_pid
-        self.started = started if started is not None else time.time()
+        self.clock = clock  # Unix seconds: when the run started and ended
+        self.timer = timer  # monotonic seconds: the kill sequence's waits
+        self.started = started if started is not None else clock()
         self.ended: float | None = None
         self.status: int | None = None
         self.done = False
@@ -139,7 +146,14 @@ class RunningJob(JobSignals):
             f.write(json.dumps(meta).encode())
 
     @classmethod
-    def adopted(cls, job_id: int, job_dir: Path, tree: CgroupTree | None = None) -> RunningJob:
+    def adopted(
+        cls,
+        job_id: int,
+        job_dir: Path,
+        tree: CgroupTree | None = None,
+        clock: Clock = system_clock,
+        timer: Clock = monotonic_clock,
+    ) -> BatchRun:
         """Rebuild from ``launch.json`` + ``status`` left by an earlier agent.
 
         Running (job or wrapper alive: watched), finished (``status`` read), or
@@ -167,6 +181,8 @@ class RunningJob(JobSignals):
             groups=meta.get("groups"),
             cgroup=cgroup,
             node=str(meta.get("node") or ""),
+            clock=clock,
+            timer=timer,
         )
         if not job._wrapper_live() and not job._job_live():
             job._finish()
@@ -213,9 +229,9 @@ class RunningJob(JobSignals):
             try:
                 self.ended = (self.job_dir / "status").stat().st_mtime
             except OSError:
-                self.ended = time.time()
+                self.ended = self.clock()
         else:
-            self.ended = time.time()
+            self.ended = self.clock()
             log.warning(
                 "job=%s restarts=%s ended without a status record", self.job_id, self.restarts
             )

@@ -57,6 +57,7 @@ from agent.procfs import session_members
 from agent.pty import set_window
 from agent.stepio import encode_event, output_event, pump, readable
 from agent.tasks import Task, close_gate
+from slurmlite.clock import Clock, system_clock
 from slurmlite.protocol import JobCompletion, StepLaunch
 
 __all__ = ["DRAIN_S", "StepRun", "cancel_message", "step_status"]
@@ -76,13 +77,16 @@ def step_status(statuses: list[int]) -> int:
     return max(statuses, key=rank, default=0)
 
 
-def cancel_message(job_id: int, step_id: int, node: str, job_message: str | None) -> str:
+def cancel_message(
+    job_id: int, step_id: int, node: str, job_message: str | None, now: float
+) -> str:
     """The step's line for a cancel, with the reason of the job's line if it has one.
 
-    ``cancel_message(7, 0, "n1", None)`` ->
-    ``slurmstepd: error: *** STEP 7.0 ON n1 CANCELLED AT 2026-01-02T03:04:05 ***``."""
+    ``cancel_message(7, 0, "n1", None, now)`` ->
+    ``slurmstepd: error: *** STEP 7.0 ON n1 CANCELLED AT 2026-01-02T03:04:05 ***``
+    (``now`` in local time when the job's line gives no time)."""
     found = re.search(r"CANCELLED AT (\S+)( DUE (?:TO|to) [^*]*?)? \*\*\*", job_message or "")
-    when = found.group(1) if found else time.strftime("%Y-%m-%dT%H:%M:%S")
+    when = found.group(1) if found else _local(now)
     due = (found.group(2) or "") if found else ""
     return f"slurmstepd: error: *** STEP {job_id}.{step_id} ON {node} CANCELLED AT {when}{due} ***"
 
@@ -97,15 +101,17 @@ class StepRun:
         on_end: Callable[[StepRun, JobCompletion], None],
         user_ids: tuple[int, int, list[int] | None],
         cgroup: JobCgroup | None = None,
+        clock: Clock = system_clock,
     ) -> None:
         self.launch = launch
+        self.clock = clock  # Unix seconds: the step's start and end, its cancel line
         self.tasks = tasks
         self.cgroup = cgroup  # the job's, where every task was born
         self.on_end = on_end
         self.user_ids = user_ids  # (uid, gid, groups): who appends to the step's files
         self.events: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(EVENTS)
         self.detached = False
-        self.started = time.time()
+        self.started = clock()
         self.ended: float | None = None
         self.all_exited = asyncio.Event()
         self.over = asyncio.Event()  # reported: the completion is spooled
@@ -239,7 +245,7 @@ class StepRun:
         await asyncio.to_thread(append_line, path, line, uid, gid, groups)
 
     def _time_is_up(self) -> None:
-        when = time.strftime("%Y-%m-%dT%H:%M:%S")
+        when = _local(self.clock())
         line = (
             f"slurmstepd: error: *** STEP {self.name} ON {self.launch.node} "
             f"CANCELLED AT {when} DUE TO TIME LIMIT ***"
@@ -264,7 +270,7 @@ class StepRun:
             if t.terminal is not None:
                 os.close(t.terminal)
                 t.terminal = None
-        self.ended = time.time()
+        self.ended = self.clock()
         statuses = [t.status for t in self.tasks if t.status is not None]
         launch = self.launch
         done = JobCompletion(
@@ -326,3 +332,8 @@ async def _reap(t: Task) -> int:
             os.close(fd)
     t.proc.returncode = os.waitstatus_to_exitcode(status)  # Popen must not wait again
     return status
+
+
+def _local(now: float) -> str:
+    """Unix seconds as Slurm writes them in a cancel line: local time, ``2026-01-02T03:04:05``."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now))

@@ -30,7 +30,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -39,6 +38,7 @@ from agent.orders import OrderRefused
 from agent.stepio import encode_event
 from agent.steps import cancel_message
 from agent.steptable import StepTable
+from slurmlite.clock import Clock
 from slurmlite.protocol import JobCompletion, SignalSpec, StepLaunch
 
 __all__ = ["StepDuties"]
@@ -52,6 +52,7 @@ class StepDuties:
     name: str
     jobs: dict[tuple[int, int], Any]
     steps: StepTable
+    clock: Clock  # Unix seconds
 
     def _queue(self, msg: JobCompletion) -> None:
         raise NotImplementedError  # CompletionSpool spools and reports
@@ -78,7 +79,7 @@ class StepDuties:
                 self.name,
                 str(e),
             )
-            now = time.time()
+            now = self.clock()
             self._queue(
                 JobCompletion(
                     node=self.name,
@@ -105,7 +106,9 @@ class StepDuties:
         runs = [r for r in self.steps.of_job(spec.job_id, spec.restarts) if r.ended is None]
         if spec.signal is None:
             for run in runs:
-                line = cancel_message(spec.job_id, run.launch.step_id, self.name, spec.message)
+                line = cancel_message(
+                    spec.job_id, run.launch.step_id, self.name, spec.message, self.clock()
+                )
                 if covered:
                     run.announce(line)
                 else:

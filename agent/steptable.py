@@ -46,12 +46,14 @@ from pathlib import Path
 
 from agent.cgroups import CgroupTree, JobCgroup
 from agent.confine import CGROUP_FAILED, LaunchError, credentials
-from agent.gres import GpuDevice, translate_gpu_env
+from agent.gres import GpuDevice, device_indices
 from agent.identity import fill_login_env
 from agent.portcheck import port_warning
 from agent.steps import StepRun
 from agent.tasks import Task, TaskPlan, Where, close_gate, prepare_files, spawn_task
+from slurmlite.clock import Clock, monotonic_clock, system_clock
 from slurmlite.filepattern import expand_pattern, resolve_output
+from slurmlite.jobenv import set_gpu_indices
 from slurmlite.protocol import JobCompletion, StepLaunch
 from slurmlite.stepenv import task_environment
 
@@ -62,8 +64,18 @@ DEV_NULL = "/dev/null"
 
 
 def task_plans(launch: StepLaunch, gpus: list[GpuDevice]) -> list[TaskPlan]:
-    """What each task of the node gets (step 2 of the module docstring)."""
+    """What each task of the node gets (step 2 of the module docstring).
+
+    The step's GPUs are ``launch.gpus``, as the controller numbers this
+    node's (0..k-1); ``gpus``, this node's devices, say which of the
+    machine's devices they are: on a node that owns a subset of a machine's
+    GPUs (``slurmd --gpu-devices``) the GPU variables are set to those.
+    """
     env = launch.environment
+    devices = device_indices(launch.gpus, gpus)
+    if devices != launch.gpus:
+        env = dict(env)
+        set_gpu_indices(env, devices, "SLURM_STEP_GPUS")
     fields = dict(
         job_id=launch.job_id,
         array_job_id=_int(env.get("SLURM_ARRAY_JOB_ID")),
@@ -86,9 +98,8 @@ def task_plans(launch: StepLaunch, gpus: list[GpuDevice]) -> list[TaskPlan]:
     plans = []
     per = launch.gpus_per_task or 0
     for local, task in enumerate(launch.tasks):
-        mine = launch.gpus[local * per : (local + 1) * per] if per else None
+        mine = devices[local * per : (local + 1) * per] if per else None
         task_env = task_environment(env, task, local, launch.node_index, mine)
-        task_env = translate_gpu_env(task_env, gpus)
         task_env.pop("SLURM_TASK_PID", None)  # the task's wrapper sets its own
         out = path(launch.std_out, task)
         plans.append(
@@ -107,7 +118,11 @@ def task_plans(launch: StepLaunch, gpus: list[GpuDevice]) -> list[TaskPlan]:
 
 
 class StepTable:
-    """The steps of this node, by credential; the cgroups made for allocations' steps."""
+    """The steps of this node, by credential; the cgroups made for allocations' steps.
+
+    ``clock`` (Unix seconds) stamps the steps' starts and ends; ``timer``
+    (monotonic seconds) ages the password-entry cache (``agent.identity``).
+    """
 
     def __init__(
         self,
@@ -115,8 +130,12 @@ class StepTable:
         cgroups: CgroupTree | None,
         report: Callable[[JobCompletion], None],
         gates: Path,
+        clock: Clock = system_clock,
+        timer: Clock = monotonic_clock,
     ) -> None:
         self.gpus = gpus
+        self.clock = clock
+        self.timer = timer
         self.cgroups = cgroups
         self.report = report
         self.gates = gates  # <spool>/steps: the tasks' gate FIFOs (agent.tasks)
@@ -139,7 +158,7 @@ class StepTable:
 
     async def start(self, launch: StepLaunch, batch_cgroup: JobCgroup | None) -> StepRun:
         """Start the node's tasks of ``launch``; ``LaunchError`` if the step cannot start."""
-        creds, user = credentials(launch)
+        creds, user = credentials(launch, self.timer())
         plans = task_plans(launch, self.gpus)
         if user is not None:
             for p in plans:
@@ -163,7 +182,7 @@ class StepTable:
             raise
         groups = list(user.groups) if user is not None else None
         ids = (launch.uid, launch.gid, groups)
-        run = StepRun(launch, tasks, self._ended, ids, where.cgroup)
+        run = StepRun(launch, tasks, self._ended, ids, where.cgroup, self.clock)
         self.runs[launch.credential] = run
         run.start()
         log.info("event=step_started step=%s node=%s tasks=%s", run.name, launch.node, launch.tasks)

@@ -56,7 +56,7 @@ release and the wrapper's wait, so the job cannot be reaped early however
 fast it ends.  Should the job die before its half of the handshake, the
 wrapper would wait for a reader forever; an agent that finds the job gone
 and the gate without reader therefore also opens it for reading (without
-blocking), which lets the wrapper go on to the gate (``RunningJob``).
+blocking), which lets the wrapper go on to the gate (``BatchRun``).
 
 While no agent runs, nobody opens the gate: a job that ends then stays a
 zombie, holding its exact status, until the next agent adopts it and opens

@@ -24,7 +24,8 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
-from slurmlite.getopt import CommandLineError, OptionTable, ParsedOptions, resolve
+from slurmlite.errors import CommandLineError
+from slurmlite.getopt import OptionTable, ParsedOptions, resolve
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
 if TYPE_CHECKING:  # strings, so only type checkers need these names
@@ -54,6 +55,34 @@ def perror(label: str, message: object, stream: TextIO | None = None) -> None:
 def fail(prog: str, message: str, code: int = EXIT_ERROR) -> NoReturn:
     """Print ``prog: error: message`` and leave with ``code``."""
     error(prog, message)
+    raise SystemExit(code)
+
+
+def reported(exc: CommandLineError) -> int:
+    """A command's boundary: print the refusal's lines on stderr, give its exit status.
+
+    Every command raises :class:`~slurmlite.errors.CommandLineError` for a bad
+    command line (or anything else that ends it with lines of its own) and
+    catches it only in ``main``: ``except CommandLineError as exc: return reported(exc)``.
+    """
+    for line in exc.lines:
+        print(line, file=sys.stderr)
+    return exc.exit_code
+
+
+def exit_from(run: Callable[[list[str]], int], argv: Sequence[str] | None) -> NoReturn:
+    """The boundary of a command whose ``run(args)`` gives its exit status.
+
+    A :class:`~slurmlite.errors.CommandLineError` prints its lines and gives
+    its status; Ctrl-C exits 1; stdout is flushed before the process exits.
+    """
+    try:
+        code = run(argv_or_default(argv))
+    except CommandLineError as exc:
+        code = reported(exc)
+    except KeyboardInterrupt:
+        code = 1
+    sys.stdout.flush()
     raise SystemExit(code)
 
 
@@ -100,9 +129,7 @@ def built_or_exit(build: Callable[[], Any], prog: str, doc: str | None, dashes: 
     try:
         cmd = build()
     except CommandLineError as e:
-        for line in e.lines:
-            print(line, file=sys.stderr)
-        sys.exit(e.exit_code)
+        sys.exit(reported(e))
     if cmd.request == "version":
         print(VERSION)
         return None
@@ -134,9 +161,7 @@ def parse_options(
     try:
         parsed = resolve(table, argv, os.environ if env is None else env)
     except CommandLineError as exc:
-        for line in exc.lines:
-            print(line, file=sys.stderr)
-        raise SystemExit(exc.exit_code) from None
+        raise SystemExit(reported(exc)) from None
     for line in parsed.warnings:
         print(line, file=sys.stderr)
     return parsed

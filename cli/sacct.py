@@ -33,9 +33,9 @@ from collections import namedtuple
 from collections.abc import Sequence
 
 from cli import sacct_format as af
-from cli.common import argv_or_default, get_client, parse_options, print_version
+from cli.common import exit_from, get_client, parse_options, print_version
 from slurmlite import states, timefmt
-from slurmlite.errors import SlurmError
+from slurmlite.errors import CommandLineError, SlurmError
 from slurmlite.options import SACCT
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
@@ -76,15 +76,6 @@ _NOT_ELIGIBLE = {"JobHeldUser", "JobHeldAdmin", "Dependency", "BeginTime",
                  "DependencyNeverSatisfied"}  # fmt: skip
 
 
-class Stop(Exception):
-    """Leave ``main``: print ``lines`` to stderr, exit ``code``."""
-
-    def __init__(self, *lines: str, code: int = 1) -> None:
-        super().__init__("\n".join(lines))
-        self.lines = lines
-        self.code = code
-
-
 class Selector(namedtuple("Selector", "job_id task step", defaults=(None, None))):  # noqa: PYI024
     """One ``-j`` item: job (or array) id (int), array task (int or None), step
     ("batch", "0"... or None).  A plain namedtuple: ``typing`` costs start-up time."""
@@ -120,13 +111,13 @@ def _leading_int(text: str) -> int:
 
 
 def parse_job_list(text: str) -> list[Selector]:
-    """``"50,57_3,69.batch"`` -> selectors; ``Bad job/step specified`` -> Stop."""
+    """``"50,57_3,69.batch"`` -> selectors; ``Bad job/step specified`` -> CommandLineError."""
     out: list[Selector] = []
     for word in (w.strip() for w in text.split(",")):
         if not word:
             continue
         if not word[0].isdigit():
-            raise Stop(f"{PROG}: fatal: Bad job/step specified: {word}")
+            raise CommandLineError([f"{PROG}: fatal: Bad job/step specified: {word}"])
         job, dot, step_text = word.partition(".")
         step = None
         if dot:
@@ -135,12 +126,12 @@ def parse_job_list(text: str) -> list[Selector]:
             elif step_text[:1].isdigit():
                 step = str(_leading_int(step_text))
             else:
-                raise Stop(f"{PROG}: fatal: Bad step specified: {job}")
+                raise CommandLineError([f"{PROG}: fatal: Bad step specified: {job}"])
         task = None
         if "_" in job:
             job, _, task_text = job.partition("_")
             if not task_text[:1].isdigit():
-                raise Stop(f"{PROG}: fatal: Bad job array element specified: {job}")
+                raise CommandLineError([f"{PROG}: fatal: Bad job array element specified: {job}"])
             task = _leading_int(task_text)
         selector = Selector(_leading_int(job), task, step)
         if selector not in out:
@@ -160,8 +151,10 @@ def parse_states(texts: Sequence[str]) -> list[str]:
         name = name or next((f for f, names in _FLAG_STATES.items() if up in names), None)
         if name is None:
             if up in _UNACCOUNTED or up in ("CG", "CF", "SO", "ST", "SE", "SI", "RF", "RH", "RD"):
-                raise Stop(f"{PROG}: fatal: job state {word} is not supported / accounted")
-            raise Stop(f"{PROG}: fatal: unrecognized job state value '{word}'")
+                raise CommandLineError(
+                    [f"{PROG}: fatal: job state {word} is not supported / accounted"]
+                )
+            raise CommandLineError([f"{PROG}: fatal: unrecognized job state value '{word}'"])
         if name not in out:
             out.append(name)
     return out
@@ -316,8 +309,8 @@ def run(argv: Sequence[str]) -> int:
         return 0
     now = time.time()
     if opts.flag("long") and opts.has("format") and opts.sources.get("format") != "env":
-        raise Stop(f"{PROG}: fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
-                   "Please remove one and retry.")  # fmt: skip
+        raise CommandLineError([f"{PROG}: fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
+                   "Please remove one and retry."])  # fmt: skip
     selectors: list[Selector] = []
     for text in opts.list("jobs"):
         selectors += parse_job_list(text)
@@ -329,14 +322,16 @@ def run(argv: Sequence[str]) -> int:
             try:
                 times[key] = timefmt.parse_datetime(opts.get(key), now)
             except ValueError as exc:
-                raise Stop(str(exc)) from None
+                raise CommandLineError([str(exc)]) from None
     start, end = window(
         times["starttime"], times["endtime"], bool(selectors), bool(wanted_states), now
     )
     if start > end:
         show = lambda t: timefmt.fmt_timestamp(t, none="Unknown")  # noqa: E731
-        raise Stop(
-            f"{PROG}: error: Start time ({show(start)}) requested is after end time ({show(end)})."
+        raise CommandLineError(
+            [
+                f"{PROG}: error: Start time ({show(start)}) requested is after end time ({show(end)})."
+            ]
         )
     needs_store = not (opts.flag("help") or opts.flag("usage") or opts.flag("helpformat"))
     client = None
@@ -344,15 +339,16 @@ def run(argv: Sequence[str]) -> int:
         try:
             client = get_client(PROG)
         except SlurmError as exc:
-            raise Stop(f"{PROG}: error: Problem talking to the database: {exc}") from None
-    try:
-        columns = af.parse_fields(_field_text(opts))
-    except af.FieldError as exc:
-        raise Stop(f"{PROG}: {exc.level}: {exc}") from None
+            raise CommandLineError(
+                [f"{PROG}: error: Problem talking to the database: {exc}"]
+            ) from None
+    columns = af.parse_fields(_field_text(opts))
     if opts.positionals:
-        raise Stop(
-            f"{PROG}: error: Unknown arguments:",
-            *(f"{PROG}: error:  {w}" for w in opts.positionals),
+        raise CommandLineError(
+            [
+                f"{PROG}: error: Unknown arguments:",
+                *(f"{PROG}: error:  {w}" for w in opts.positionals),
+            ]
         )
     if opts.flag("help"):
         print(HELP, end="")
@@ -374,7 +370,7 @@ def run(argv: Sequence[str]) -> int:
             users=server_users, names=sorted(sel.names) if sel.names else None
         )
     except SlurmError as exc:
-        raise Stop(f"{PROG}: error: Problem talking to the database: {exc}") from None
+        raise CommandLineError([f"{PROG}: error: Problem talking to the database: {exc}"]) from None
     style = af.Style(parsable="P" if opts.flag("parsable2") else "p" if opts.flag("parsable") else "",
                      delimiter=opts.get("delimiter"))  # fmt: skip
     ctx = af.Ctx(now=now, cluster=client.config.cluster_name)
@@ -417,15 +413,7 @@ def _user_name(uid: int) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    try:
-        code = run(argv_or_default(argv))
-    except Stop as stop:
-        print(*stop.lines, sep="\n", file=sys.stderr)
-        code = stop.code
-    except KeyboardInterrupt:
-        code = 1
-    sys.stdout.flush()
-    raise SystemExit(code)
+    exit_from(run, argv)
 
 
 if __name__ == "__main__":

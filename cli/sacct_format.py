@@ -8,7 +8,9 @@ a name matches the first field (in :data:`FIELDS` order) it is a
 case-insensitive *prefix* of (``jobid`` -> JobID, ``st`` -> Start); a prefix of
 ``ALL`` (even an empty name) selects every field.  The table holds one width
 per field, so when a field is named twice the last ``%N`` wins for both.
-An empty item ends the list (real sacct stops there too).
+An empty item ends the list (real sacct stops there too).  The grammar and
+the printing rules are the ones ``cli.format_fields`` keeps for sacct, sshare
+and sacctmgr.
 
 Rows
 ----
@@ -38,7 +40,10 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from cli.format_fields import Column, atoi, cut_plus, find_field, join, justify, split_width
+from cli.format_fields import header_lines as fields_header
 from slurmlite import hostlist, states, timefmt
+from slurmlite.errors import CommandLineError
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
 
@@ -90,25 +95,12 @@ FIELDS: tuple[tuple[str, int, str], ...] = tuple(
     if item
     for name, width, kind in [item.split()]
 )
+_NAMES = tuple(name for name, _w, _k in FIELDS)
 NO_VAL = 4294967294  # Slurm's "unset" 32-bit value (array task of a plain job)
 # sacct's Reason is the last pending reason other than None/Priority/Resources
 # (slurmctld's "state_reason_prev_db"); reasons set when a job ends never count
 _NOT_PREV_REASONS = {"None", "Priority", "Resources", "NonZeroExitCode", "RaisedSignal",
                      "TimeLimit", "JobLaunchFailure", "NodeDown", "OutOfMemory"}  # fmt: skip
-
-
-class FieldError(Exception):
-    """A bad ``--format`` item: ``level`` is ``error`` or ``fatal`` (both exit 1)."""
-
-    def __init__(self, message: str, level: str = "error") -> None:
-        super().__init__(message)
-        self.level = level
-
-
-class Column(namedtuple("Column", "name width kind")):  # noqa: PYI024
-    """A field to print: its name, width and kind (``d`` dates, ...)."""
-
-    __slots__ = ()
 
 
 def helpformat_text() -> str:
@@ -121,7 +113,11 @@ def helpformat_text() -> str:
 
 
 def parse_fields(text: str) -> list[Column]:
-    """Accumulated ``-o`` text (items end with ``,``) -> columns (module doc)."""
+    """Accumulated ``-o`` text (items end with ``,``) -> columns (module doc).
+
+    A bad item is a ``CommandLineError``: ``sacct: error: Invalid field
+    requested: "x"``, or ``sacct: fatal:`` for a field Slurm removed (exit 1).
+    """
     chosen: list[int] = []
     widths: dict[int, int] = {}
     rest = text
@@ -130,40 +126,25 @@ def parse_fields(text: str) -> list[Column]:
         item = item.lstrip()
         if not item:
             break
-        name, pct, width_text = item.partition("%")
-        width = atoi(width_text) if pct else None
+        name, width_text = split_width(item)
+        width = None if width_text is None else atoi(width_text)
         if "all".startswith(name.lower()):
             for i in range(len(FIELDS)):
                 chosen.append(i)
                 if width is not None:
                     widths[i] = width
             continue
-        index = next(
-            (i for i, f in enumerate(FIELDS) if f[0].lower().startswith(name.lower())), None
-        )
+        index = find_field(name, _NAMES)
         if index is None:
             if name.lower() in ("allocgres", "reqgres"):
                 new = "AllocTRES" if name.lower() == "allocgres" else "ReqTRES"
                 old = "AllocGRES" if new == "AllocTRES" else "ReqGRES"
-                raise FieldError(f"{old} has been removed, please use {new}", "fatal")
-            raise FieldError(f'Invalid field requested: "{name}"')
+                raise CommandLineError([f"sacct: fatal: {old} has been removed, please use {new}"])
+            raise CommandLineError([f'sacct: error: Invalid field requested: "{name}"'])
         chosen.append(index)
         if width is not None:
             widths[index] = width
     return [Column(FIELDS[i][0], widths.get(i, FIELDS[i][1]), FIELDS[i][2]) for i in chosen]
-
-
-def atoi(text: str) -> int:
-    """C's ``atoi``: the leading integer of ``text`` (``"12x"`` -> 12, ``"x"`` -> 0)."""
-    text = text.lstrip()
-    sign = -1 if text.startswith("-") else 1
-    digits = text[1:] if text[:1] in "+-" and text else text
-    n = 0
-    for ch in digits:
-        if not ch.isdigit():
-            break
-        n = n * 10 + int(ch)
-    return sign * n
 
 
 # ------------------------------------------------------------------ values
@@ -440,39 +421,26 @@ def _cell(col: Column, value: Value) -> str:
     return str(value)
 
 
-def _pad(text: str, col: Column) -> str:
-    """Justify to the width (positive: right, negative: left), then the one space."""
-    width = abs(col.width)
-    return (text.rjust(width) if col.width >= 0 else text.ljust(width)) + " "
-
-
 def _fixed(col: Column, value: Value) -> str:
     width = abs(col.width)
     if value is None and col.kind != "d":  # unset: blank, at least one space
-        return _pad(" "[:width] if col.kind == "s" else " ", col)
+        return justify(" "[:width] if col.kind == "s" else " ", col.width)
     text = _cell(col, value)
-    if col.kind == "s" and len(text) > width:
-        text = text[: width - 1] + "+" if width else ""
-    return _pad(text, col)
+    return justify(cut_plus(text, width) if col.kind == "s" else text, col.width)
 
 
-def _join(cells: Sequence[str], style: Style) -> str:
-    sep = "|" if style.delimiter is None else style.delimiter
-    if style.parsable == "P":
-        return sep.join(cells)
-    return "".join(c + sep for c in cells)
+def _sep(style: Style) -> str:
+    return "|" if style.delimiter is None else style.delimiter
 
 
 def header_lines(columns: Sequence[Column], style: Style) -> list[str]:
     """The header line, plus the dashes line in fixed-width mode."""
-    if style.parsable:
-        return [_join([c.name for c in columns], style)]
-    names = "".join(_pad(c.name[: abs(c.width)], c) for c in columns)
-    return [names, "".join("-" * abs(c.width) + " " for c in columns)]
+    return fields_header(columns, style.parsable, _sep(style))
 
 
 def render_row(columns: Sequence[Column], values: Sequence[Value], style: Style) -> str:
     """One job or step row, without the newline."""
     if style.parsable:
-        return _join([_cell(c, v) for c, v in zip(columns, values, strict=True)], style)
+        cells = [_cell(c, v) for c, v in zip(columns, values, strict=True)]
+        return join(cells, style.parsable, _sep(style))
     return "".join(_fixed(c, v) for c, v in zip(columns, values, strict=True))

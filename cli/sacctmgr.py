@@ -40,9 +40,9 @@ from cli.common import (
     parse_options,
     print_version,
 )
-from cli.sacctmgr_args import ArgError, keyword, parse_words
+from cli.sacctmgr_args import keyword, parse_words
 from slurmlite import errors
-from slurmlite.errors import SlurmError
+from slurmlite.errors import CommandLineError, SlurmError
 from slurmlite.getopt import NO_ARG, OptionSpec, OptionTable
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms; annotations are strings
@@ -188,10 +188,8 @@ class Session:
                 self.show(entity, parsed)
             else:
                 self.change(verb, entity, parsed)
-        except ArgError as exc:
-            self.fail(str(exc))
-        except fmt.FieldError as exc:
-            self.fail(str(exc))
+        except CommandLineError as exc:
+            self.fail(*exc.lines)
         except SlurmError as exc:
             self.fail(f"{PROG}: error: {exc.full}")
 
@@ -241,7 +239,7 @@ class Session:
         else:  # associations
             default = fmt.ASSOC_FIELDS
             if names:
-                raise ArgError(f" Unknown condition: {sorted(names)[0]}")
+                raise CommandLineError([f" Unknown condition: {sorted(names)[0]}"])
             wanted_users = set(p.conds.get("users", []))
             rows = [
                 fmt.assoc_row(a, cluster, users)

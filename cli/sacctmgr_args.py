@@ -19,16 +19,13 @@ database: ``fairshare=x`` -> " Bad FairShare value: x" (exit 1).
 
 from __future__ import annotations
 
+from slurmlite.errors import CommandLineError
 from slurmlite.timefmt import duration_to_minutes, parse_duration
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms; annotations are strings
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
-
-
-class ArgError(ValueError):
-    """A word sacctmgr refuses; the message is the line it prints (exit 1)."""
 
 
 # (spelling, minimum length, destination key, value kind)
@@ -108,7 +105,7 @@ def split_word(word: str) -> tuple[str | None, str, str]:
 
 
 def convert(key: str, kind: str, value: str, written: str) -> Any:
-    """One value as the API takes it (``ArgError`` with sacctmgr's line if bad)."""
+    """One value as the API takes it (``CommandLineError`` with sacctmgr's line if bad)."""
     try:
         if kind in ("text", "name"):
             return value
@@ -127,7 +124,7 @@ def convert(key: str, kind: str, value: str, written: str) -> Any:
             return value
     except ValueError:
         pass
-    raise ArgError(f" Bad {written} value: {value}")
+    raise CommandLineError([f" Bad {written} value: {value}"])
 
 
 class Parsed:
@@ -154,7 +151,7 @@ def parse_words(entity: str, words: Sequence[str], adding: bool = False) -> Pars
         key, op, value = split_word(word)
         if key is None:
             if setting:
-                raise ArgError(f" Unknown option: {word}")
+                raise CommandLineError([f" Unknown option: {word}"])
             out.names += [v for v in value.split(",") if v]
             continue
         found = lookup(key, sets) if (setting or adding) else None
@@ -172,7 +169,7 @@ def parse_words(entity: str, words: Sequence[str], adding: bool = False) -> Pars
                 continue
         if found is None:
             what = "option" if (setting or adding) else "condition"
-            raise ArgError(f" Unknown {what}: {word}")
+            raise CommandLineError([f" Unknown {what}: {word}"])
         dest, kind = found
         if kind == "qos":
             names = [q for q in value.split(",") if q]

@@ -5,7 +5,7 @@ A ``format=`` item is ``Name[%width]``; a name picks the first field of
 at least that field's minimum length (``Acc`` -> Account, ``Ad`` ->
 AdminLevel, ``Share`` and ``fairshare`` -> Share, ``Par`` -> nothing:
 ``Unknown field 'Par'``, exit 1).  ``%N`` replaces the width; a negative
-width left-justifies.
+width left-justifies (the grammar and printing of ``cli.format_fields``).
 
 Printing, as Slurm's ``print_fields``: fixed width, right-justified, each
 value followed by one space, text longer than the column cut with ``+`` as
@@ -22,8 +22,8 @@ Widths and header names: Slurm 22.05 ``src/sacctmgr/common.c`` and
 
 from __future__ import annotations
 
-from collections import namedtuple
-
+from cli.format_fields import Column, cut_plus, find_field, header_lines, join, justify, split_width
+from slurmlite.errors import CommandLineError
 from slurmlite.timefmt import fmt_fixed
 
 TYPE_CHECKING = False  # typing costs a command ~3 ms; annotations are strings
@@ -71,6 +71,8 @@ for _item in _TABLE.replace("\n", "|").split("|"):
     if _item.strip():
         _n, _m, _h, _w, _k = _item.split()
         FIELDS.append((_n, int(_m), _h.replace("_", " "), int(_w), _k))
+_NAMES = tuple(f[0] for f in FIELDS)
+_LEAST = tuple(f[1] for f in FIELDS)
 
 USER_FIELDS = "User,DefaultA,Admin"
 USER_ASSOC_FIELDS = (
@@ -93,32 +95,27 @@ QOS_FIELDS = (
 )
 
 
-class Column(namedtuple("Column", "key header width kind")):  # noqa: PYI024
-    """One output column: the field it shows (``key``: the header), its width and kind."""
-
-
-class FieldError(ValueError):
-    """``Unknown field 'X'`` (sacctmgr exits 1)."""
-
-
-def find_field(word: str) -> Column:
-    """``"acc%256"`` -> ``Column("Account", "Account", 256, "s")``."""
-    name, pct, width = word.partition("%")
-    for full, least, header, default, kind in FIELDS:
-        if len(name) >= least and full.lower().startswith(name.lower()):
+def column_of(word: str) -> Column:
+    """``"acc%256"`` -> ``Column("Account", 256, "s")``: the field's header names the
+    column (rows are filled under it); an unknown name is a ``CommandLineError``
+    (``Unknown field 'X'``, exit 1)."""
+    name, width = split_width(word)
+    index = find_field(name, _NAMES, _LEAST)
+    if index is None:
+        raise CommandLineError([f"Unknown field '{name}'"])
+    _full, _least, header, default, kind = FIELDS[index]
+    size = default
+    if width is not None:
+        try:
+            size = int(width) or default
+        except ValueError:
             size = default
-            if pct:
-                try:
-                    size = int(width) or default
-                except ValueError:
-                    size = default
-            return Column(header, header, size, kind)
-    raise FieldError(f"Unknown field '{name}'")
+    return Column(header, size, kind)
 
 
 def parse_format(items: Sequence[str]) -> list[Column]:
     """Every ``format=`` value (comma lists) as columns, in order."""
-    return [find_field(w) for text in items for w in text.split(",") if w]
+    return [column_of(w) for text in items for w in text.split(",") if w]
 
 
 def _text(value: Any, kind: str) -> str | None:
@@ -130,14 +127,7 @@ def _text(value: Any, kind: str) -> str | None:
 
 
 def _fixed(col: Column, text: str | None) -> str:
-    size = abs(col.width)
-    if text is None:
-        cell = " "
-    elif len(text) > size:
-        cell = text[: size - 1] + "+"
-    else:
-        cell = text
-    return (f"{cell:>{size}}" if col.width > 0 else f"{cell:<{size}}") + " "
+    return justify(" " if text is None else cut_plus(text, col.width), col.width)
 
 
 def render(
@@ -147,26 +137,14 @@ def render(
     header: bool = True,
 ) -> str:
     """The table: ``parsable`` is ``""`` (fixed width), ``"p"`` (``-p``) or ``"P"`` (``-P``)."""
-    lines: list[str] = []
-    if header:
-        if parsable:
-            lines.append(_join([c.header for c in columns], parsable))
-        else:
-            lines.append("".join(f"{c.header[: abs(c.width)]:>{abs(c.width)}} " if c.width > 0
-                                 else f"{c.header[: abs(c.width)]:<{abs(c.width)}} "
-                                 for c in columns))  # fmt: skip
-            lines.append("".join("-" * abs(c.width) + " " for c in columns))
+    lines = header_lines(columns, parsable) if header else []
     for row in rows:
-        texts = [_text(row.get(c.key), c.kind) for c in columns]
+        texts = [_text(row.get(c.name), c.kind) for c in columns]
         if parsable:
-            lines.append(_join([t or "" for t in texts], parsable))
+            lines.append(join([t or "" for t in texts], parsable))
         else:
             lines.append("".join(_fixed(c, t) for c, t in zip(columns, texts, strict=True)))
     return "".join(line + "\n" for line in lines)
-
-
-def _join(cells: Sequence[str], parsable: str) -> str:
-    return "|".join(cells) + ("|" if parsable == "p" else "")
 
 
 # ------------------------------------------------------------ rows of a dump

@@ -46,14 +46,16 @@ from collections.abc import Callable, Sequence
 from cli import sinfo_format as sf
 from cli.common import (
     answered_info,
-    argv_or_default,
     error,
+    exit_from,
     get_client,
     parse_options,
     perror,
+    reported,
 )
+from cli.format_codes import Column
 from slurmlite import hostlist
-from slurmlite.errors import SlurmError
+from slurmlite.errors import CommandLineError, SlurmError
 from slurmlite.options import SINFO
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
@@ -90,15 +92,6 @@ Show partitions and the state of their nodes.
   -V, --version              print the version
       --help, --usage        this text
 """
-
-
-class Stop(Exception):
-    """Leave ``main`` after printing ``lines`` to stderr with ``code``."""
-
-    def __init__(self, *lines: str, code: int = 1) -> None:
-        super().__init__("\n".join(lines))
-        self.lines = lines
-        self.code = code
 
 
 def _uid_of(name: str) -> int | None:
@@ -273,7 +266,7 @@ def _add(g: sf.Group, node: NodeInfo, flags: set[str]) -> None:
 def build_groups(
     partitions: Sequence[PartitionInfo],
     nodes: Sequence[NodeInfo],
-    fields: Sequence[sf.Field],
+    fields: Sequence[Column],
     query: sf.Query,
 ) -> list[sf.Group]:
     """Fold (partition, node) pairs into lines (module doc, steps 2-3).
@@ -364,7 +357,7 @@ def sort_groups(groups: list[sf.Group], spec: str) -> None:
 # ------------------------------------------------------------------ main
 
 
-def choose_format(opts: ParsedOptions) -> tuple[list[sf.Field], list[str], bool, bool]:
+def choose_format(opts: ParsedOptions) -> tuple[list[Column], list[str], bool, bool]:
     """Fields, warnings, node-column sizing, partition-column sizing."""
     get, flag = opts.get, opts.flag
     fmt = get("format")
@@ -396,7 +389,9 @@ def build_query(opts: ParsedOptions) -> tuple[sf.Query, NodeFilter]:
         try:
             f.nodes = set(hostlist.expand(get("nodes")))
         except ValueError:
-            raise Stop(f"{PROG}: error: '{get('nodes')}' invalid entry for --nodes") from None
+            raise CommandLineError(
+                [f"{PROG}: error: '{get('nodes')}' invalid entry for --nodes"]
+            ) from None
     states = get("states")
     if states is None and q.list_reasons:
         states = "down,fail,drain"
@@ -404,27 +399,27 @@ def build_query(opts: ParsedOptions) -> tuple[sf.Query, NodeFilter]:
         try:
             f.states, f.states_and = parse_states(states)
         except ValueError as exc:
-            raise Stop(
-                f"{PROG}: error: {exc}", f"{PROG}: error: valid states: {VALID_STATES}"
+            raise CommandLineError(
+                [f"{PROG}: error: {exc}", f"{PROG}: error: valid states: {VALID_STATES}"]
             ) from None
     return q, f
 
 
-def report(client: ControllerClient, fields: list[sf.Field], query: tuple[sf.Query, NodeFilter],
+def report(client: ControllerClient, fields: list[Column], query: tuple[sf.Query, NodeFilter],
            opts: ParsedOptions, sizes: tuple[bool, bool]) -> list[str]:  # fmt: skip
-    """Fetch and render one listing (raises SlurmError, Stop)."""
+    """Fetch and render one listing (raises SlurmError, CommandLineError)."""
     try:
         partitions = client.get_partitions()
     except SlurmError as exc:
-        raise Stop(f"slurm_load_partitions: {exc}") from None
+        raise CommandLineError([f"slurm_load_partitions: {exc}"]) from None
     try:
         nodes = client.get_nodes()
     except SlurmError as exc:
-        raise Stop(f"slurm_load_node: {exc}") from None
+        raise CommandLineError([f"slurm_load_node: {exc}"]) from None
     q, node_filter = query
     if node_filter.nodes is not None and len(node_filter.nodes) == 1:
         if not any(n.name in node_filter.nodes for n in nodes):
-            raise Stop("slurm_load_node: Invalid node name specified")
+            raise CommandLineError(["slurm_load_node: Invalid node name specified"])
     kept = [n for n in nodes if node_selected(n, node_filter)]
     groups = build_groups(partitions, kept, fields, q)
     sort_groups(groups, opts.get("sort") or ("N" if q.node_mode else "#P,-t"))
@@ -464,9 +459,8 @@ def run(argv: Sequence[str]) -> int:
     try:
         query = build_query(opts)
         client = get_client(PROG)
-    except Stop as stop:
-        print(*stop.lines, sep="\n", file=sys.stderr)
-        return stop.code
+    except CommandLineError as exc:
+        return reported(exc)
     except SlurmError as exc:
         perror("slurm_load_partitions", exc)
         return 1
@@ -476,10 +470,10 @@ def run(argv: Sequence[str]) -> int:
             print(time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(time.time())))
         try:
             lines = report(client, fields, query, opts, (node_sized, part_sized))
-        except Stop as stop:
-            print(*stop.lines, sep="\n", file=sys.stderr)
+        except CommandLineError as exc:
+            code = reported(exc)
             if not iterate:
-                return stop.code
+                return code
             lines = []
         for line in lines:
             print(line)
@@ -491,12 +485,7 @@ def run(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    try:
-        code = run(argv_or_default(argv))
-    except KeyboardInterrupt:
-        code = 1
-    sys.stdout.flush()
-    raise SystemExit(code)
+    exit_from(run, argv)
 
 
 if __name__ == "__main__":

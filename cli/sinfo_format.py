@@ -6,8 +6,8 @@ Formats
 the width pads (and cuts), the text up to the next ``%`` is printed after the
 field (``"%P,%m"`` -> ``debug*,4000``).  ``-O`` text is
 ``name[:[.]width[suffix]],...``; without ``:`` a field is 20 wide, left, with
-no separator at all.  Both become :class:`Field` s keyed by the ``-O`` name;
-a bad letter or name is reported and printed literally / skipped.
+no separator at all.  Both become ``cli.format_codes.Column`` s keyed by the
+``-O`` name; a bad letter or name is reported and printed literally / skipped.
 
 Rendering
 ---------
@@ -33,10 +33,9 @@ Facts from Slurm 22.05 ``src/sinfo/{opts,print}.c``, in our own words.
 
 from __future__ import annotations
 
-import re
-from collections import namedtuple
 from collections.abc import Callable, Iterable, Sequence
 
+from cli.format_codes import Column, pad, parse_letters, parse_names
 from slurmlite import hostlist, states, timefmt
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
@@ -106,13 +105,6 @@ DRAIN, COMPLETING, NO_RESPOND = 0x200, 0x400, 0x800
 FLAG_MASK = ~0xF
 
 
-class Field(namedtuple("Field", "key width right suffix", defaults=(0, False, ""))):  # noqa: PYI024
-    """One column: ``key`` is the ``-O`` name ("" = literal text, "invalid" = bad code),
-    then width (int), right-justified (bool) and the text after it."""
-
-    __slots__ = ()
-
-
 class Query:
     """Which partitions to show and how to group their nodes."""
 
@@ -163,58 +155,38 @@ class Group:
 # ------------------------------------------------------------ format parsing
 
 
-def parse_format(fmt: str) -> tuple[list[Field], list[str]]:
-    """``-o`` text -> fields, plus the warnings sinfo prints (and goes on)."""
-    fields: list[Field] = []
-    errors: list[str] = []
-    text, every = fmt, fmt.lower() == "%all"
-    if every:
-        text = "%a" + "".join(f"|%{c}" for c in "bcdefghijklmnopqrstuvwxyz")
-        text += "".join(f"|%{c} " for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    cut = text.find("%")
-    if cut != 0:
-        fields.append(Field("", suffix=text if cut < 0 else text[:cut]))
-        if cut < 0:
-            return fields, errors
-    for token in filter(None, text[cut:].split("%")):
-        m = re.match(r"(\.?)(\d*)(.?)(.*)", token, re.S)
-        assert m is not None
-        right, width, letter, suffix = m.group(1) == ".", int(m.group(2) or 0), m[3], m[4]
-        if letter in LETTERS:
-            fields.append(Field(LETTERS[letter], width, right, suffix))
-        elif not every:
-            fields.append(Field("invalid", width, right, "%" + token))
-            errors.append(f"Invalid node format specification: {letter}")
-    return fields, errors
+# The grammar and the Column are cli.format_codes'; a column's key is its -O name.
+_EVERY_LETTER = (
+    "%a"
+    + "".join(f"|%{c}" for c in "bcdefghijklmnopqrstuvwxyz")
+    + "".join(f"|%{c} " for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+)
 
 
-def parse_long_format(fmt: str) -> tuple[list[Field], list[str]]:
-    """``-O`` text -> fields, plus ``sinfo: error:`` warnings (sinfo goes on)."""
-    fields: list[Field] = []
-    errors: list[str] = []
-    for token in filter(None, fmt.split(",")):
-        name, colon, spec = token.partition(":")
-        width, right, suffix = 20, False, ""
-        if colon:
-            right = spec.startswith(".")
-            m = re.match(r"\s*([+-]?\d*)(.*)", spec[1:] if right else spec, re.S)
-            assert m is not None
-            width = int(m[1]) if m[1] not in ("", "+", "-") else 0
-            suffix = m[2]
-        key = _ALIASES.get(name.lower(), name.lower())
-        if key == "all":
-            fields.extend(parse_format("%all")[0])
-        elif key in HEADERS:
-            fields.append(Field(key, width, right, suffix))
-        else:
-            fields.append(Field("invalid", width, right, suffix))
-            errors.append(f"Invalid job format specification: {name}")
-    return fields, errors
+def parse_format(fmt: str) -> tuple[list[Column], list[str]]:
+    """``-o`` text -> columns, plus the warnings sinfo prints (and goes on); ``%all``
+    is every letter sinfo knows, the others skipped silently."""
+    return parse_letters(fmt, LETTERS, "node", every=_EVERY_LETTER)
 
 
-def match_flags(fields: Iterable[Field]) -> set[str]:
+def _long_key(name: str) -> str | None:
+    key = _ALIASES.get(name.lower(), name.lower())
+    return key if key in HEADERS or key == "all" else None
+
+
+def parse_long_format(fmt: str) -> tuple[list[Column], list[str]]:
+    """``-O`` text -> columns, plus ``sinfo: error:`` warnings (sinfo goes on);
+    ``all`` stands for every ``%`` letter."""
+    columns, errors = parse_names(fmt, _long_key, skip_space=True)
+    if any(c.key == "all" for c in columns):
+        every = parse_format("%all")[0]
+        columns = [c for col in columns for c in (every if col.key == "all" else [col])]
+    return columns, errors
+
+
+def match_flags(fields: Iterable[Column]) -> set[str]:
     """The attributes that split lines, given the displayed fields."""
-    keys = {f.key for f in fields if f.key not in ("", "invalid")} - _NO_FLAG
+    keys = {f.key for f in fields if f.shown} - _NO_FLAG
     return {_FLAG_OF.get(k, k) for k in keys}
 
 
@@ -317,15 +289,6 @@ class Context:
     ) -> None:
         self.convert, self.cluster, self.uid_of = convert, cluster, uid_of
         self.part_width, self.node_width = part_width, node_width
-
-
-def _print_str(text: str, width: int, right: bool, cut: bool = True) -> str:
-    if width <= 0:
-        return text
-    if right:
-        padded = text.rjust(width)
-        return padded[:width] if cut else padded
-    return text[:width].ljust(width)
 
 
 def convert_num(value: float, convert: bool = True) -> str:
@@ -436,7 +399,7 @@ def _cell(key: str, g: Group, width: int, ctx: Context) -> str:
 
 
 def render(
-    groups: Sequence[Group], fields: Sequence[Field], ctx: Context, header: bool = True
+    groups: Sequence[Group], fields: Sequence[Column], ctx: Context, header: bool = True
 ) -> list[str]:
     """Header (optional) and one text line per group, no newlines."""
     lines: list[str] = []
@@ -449,12 +412,12 @@ def render(
                 width = ctx.part_width
             if f.key in ("nodelist", "nodehost") and ctx.node_width:
                 width = ctx.node_width
-            if f.key in ("", "invalid"):
+            if not f.shown:
                 pass  # literal text: the suffix only
             elif g is None:
-                out.append(_print_str(HEADERS[f.key], width, f.right, f.key not in _UNCUT_HEADERS))
+                out.append(pad(HEADERS[f.key], width, f.right, f.key not in _UNCUT_HEADERS))
             else:
-                out.append(_print_str(_cell(f.key, g, width, ctx), width, f.right))
+                out.append(pad(_cell(f.key, g, width, ctx), width, f.right))
             out.append(f.suffix)
         lines.append("".join(out))
     return lines

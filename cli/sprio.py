@@ -5,7 +5,7 @@ Pipeline (``main`` does the I/O)::
     options -> GET /v1/priorities (ids from -j, partitions from -p)
             -> filter -u -> sort (-S, default job id) -> sprio_format lines
 
-What is listed is the controller's choice (``controller/api/routes_priority.py``):
+What is listed is the controller's choice (``controller/accounting/priority_listing.py``):
 pending jobs that are neither held nor waiting for a begin time, the
 caller's own only under ``PrivateData=jobs``.  Behaviour worth knowing,
 from Slurm's sprio (facts only, our own words):
@@ -46,10 +46,12 @@ from cli.common import (
     get_client,
     parse_options,
     perror,
+    reported,
     user_words,
 )
-from slurmlite.errors import SlurmError
+from slurmlite.errors import CommandLineError, SlurmError
 from slurmlite.getopt import IGNORED, NO_ARG, OPTIONAL, REQUIRED, OptionSpec, OptionTable
+from slurmlite.scheduler.registry import is_basic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -119,17 +121,13 @@ SPRIO = OptionTable(
 )
 
 
-class Stop(Exception):
-    """Leave ``main``: print ``args[0]`` (lines) to stderr, exit ``args[1]``."""
-
-
 def parse_job_ids(text: str) -> list[int]:
-    """``"51,52"`` -> [51, 52]; a word that is no job id -> Stop."""
+    """``"51,52"`` -> [51, 52]; a word that is no job id -> CommandLineError."""
     ids = []
     for word in (w for w in text.split(",") if w):
         m = re.fullmatch(r"\s*(\d+)(?:_\d+)?\s*", word)
         if m is None or int(m.group(1)) <= 0:
-            raise Stop(f"{PROG}: error: Invalid job id: {word}", 1)
+            raise CommandLineError([f"{PROG}: error: Invalid job id: {word}"])
         ids.append(int(m.group(1)))
     return ids
 
@@ -150,7 +148,7 @@ for _letter, _key in (("A", "age"), ("B", "assoc"), ("F", "fairshare"),
 def sort_jobs(jobs: list[dict[str, Any]], spec: str) -> list[dict[str, Any]]:
     """``-S`` letters, applied last to first (each a stable sort); ``-x`` descending.
 
-    Normalised letters sort as their weighted twins.  An unknown letter -> Stop.
+    Normalised letters sort as their weighted twins.  An unknown letter -> CommandLineError.
     """
     for i in range(len(spec) - 1, -1, -1):
         c = spec[i]
@@ -158,7 +156,7 @@ def sort_jobs(jobs: list[dict[str, Any]], spec: str) -> list[dict[str, Any]]:
             continue
         key = _SORT_KEYS.get(c) or _SORT_KEYS.get(c.upper())
         if key is None or c == "c":
-            raise Stop(f"{PROG}: error: Invalid sort specification: {c}", 1)
+            raise CommandLineError([f"{PROG}: error: Invalid sort specification: {c}"])
         jobs = sorted(jobs, key=key, reverse=i > 0 and spec[i - 1] == "-")
     return jobs
 
@@ -169,7 +167,7 @@ def render(answer: dict[str, Any], args: Any, cluster: str = "") -> list[str]:
     fmt = args.get("format")
     if fmt is None:
         fmt = sf.default_format(weights, args.flag("norm"), args.flag("long"), args.has("user"))
-    prefix, fields, problems = sf.parse_format(fmt)
+    columns, problems = sf.parse_format(fmt)
     for p in problems:
         error(PROG, p)
     ctx = {"weights": weights, "cluster": cluster}
@@ -181,24 +179,24 @@ def render(answer: dict[str, Any], args: Any, cluster: str = "") -> list[str]:
         return ["Unable to find jobs matching user/id(s) specified"]
     out = []
     if not args.flag("noheader"):
-        out.append(sf.line(prefix, fields, sf.header_value))
+        out.append(sf.line(columns, sf.header_value))
     if args.flag("weights"):
-        out.append(sf.line(prefix, fields, lambda f: sf.weights_value(f, ctx)))
+        out.append(sf.line(columns, lambda f: sf.weights_value(f, ctx)))
         return out
     for job in sort_jobs(jobs, args.get("sort") or "i"):
-        out.append(sf.line(prefix, fields, lambda f, job=job: sf.job_value(f, job, ctx)))
+        out.append(sf.line(columns, lambda f, job=job: sf.job_value(f, job, ctx)))
     return out
 
 
 def _parse(argv: Sequence[str]) -> Any:
     args = parse_options(SPRIO, argv)
     if args.flag("long") and args.sources.get("format") == "cli":
-        raise Stop(f"{PROG}: fatal: {EXCLUSIVE}", 1)
+        raise CommandLineError([f"{PROG}: fatal: {EXCLUSIVE}"])
     words = list(args.positionals)
     if words and args.has("jobs") and args.get("jobs") is None:
         args.values["jobs"] = words.pop(0)
     if words:
-        raise Stop(f"{PROG}: error: Unrecognized option: {words[0]}\n{USAGE}", 1)
+        raise CommandLineError([f"{PROG}: error: Unrecognized option: {words[0]}\n{USAGE}"])
     return args
 
 
@@ -208,9 +206,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if answered_info(args, HELP, USAGE):
             return 0
         ids = parse_job_ids(args.get("jobs")) if args.get("jobs") else None
-    except Stop as stop:
-        print(stop.args[0], file=sys.stderr)
-        return int(stop.args[1])
+    except CommandLineError as exc:
+        return reported(exc)
     query = {"ids": ids, "partitions": args.get("partition")}
     try:
         client = get_client(PROG)
@@ -219,14 +216,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SlurmError as e:
         perror("Couldn't get priority factors from controller", e)
         return 255
-    if answer["priority_type"].strip().lower() == "priority/basic":
+    if is_basic(answer["priority_type"]):
         print(BASIC.format(answer["priority_type"]), file=sys.stderr)
         return 1
     try:
         lines = render(answer, args, cluster)
-    except Stop as stop:
-        print(stop.args[0], file=sys.stderr)
-        return int(stop.args[1])
+    except CommandLineError as exc:
+        return reported(exc)
     if lines:
         sys.stdout.write("\n".join(lines) + "\n")
     return 0

@@ -34,6 +34,7 @@ and TRES set; Assoc not)::
 
 from __future__ import annotations
 
+from cli.format_codes import Column, known_only, pad, parse_letters
 from slurmlite.scheduler.billing import tres_sort_key
 
 TYPE_CHECKING = False
@@ -58,23 +59,12 @@ LETTERS: dict[str, tuple[str, str | None]] = {
     "u": ("USER", None),
     "y": ("PRIORITY", None), "Y": ("PRIORITY", None),
 }  # fmt: skip
+_KEYS = {letter: letter for letter in LETTERS}  # a column's key is its letter
 _ORDER = (("age", "a"), ("assoc", "b"), ("fairshare", "f"), ("jobsize", "j"),
           ("partition", "p"), ("qos", "q"))  # fmt: skip
 
 LONG = "%.15i %9r %.8u %.10Y %.10S %.10A %.10B %.10F %.10J %.10P %.10Q %.11N %.20T"
 LONG_NORM = "%.15i %9r %.8u %10y %10a %10b %10f %10j %10p %10q %20t"
-
-
-class Field:
-    """One ``%[.][width]letter`` of a format, with the text that follows it."""
-
-    __slots__ = ("letter", "width", "right", "suffix")
-
-    def __init__(self, letter: str, width: int = 0, right: bool = False, suffix: str = "") -> None:
-        self.letter, self.width, self.right, self.suffix = letter, width, right, suffix
-
-    def __repr__(self) -> str:
-        return f"Field({self.letter!r}, {self.width}, {self.right}, {self.suffix!r})"
 
 
 def default_format(weights: dict[str, Any], norm: bool, long: bool, users: bool) -> str:
@@ -93,35 +83,11 @@ def default_format(weights: dict[str, Any], norm: bool, long: bool, users: bool)
     return " ".join(parts)
 
 
-def parse_format(text: str) -> tuple[str, list[Field], list[str]]:
-    """``(prefix, fields, errors)``: an unknown letter is reported and left out."""
-    prefix, _pct, rest = text.partition("%")
-    if not _pct:
-        return prefix, [], []
-    fields: list[Field] = []
-    problems: list[str] = []
-    for token in (t for t in rest.split("%") if t):
-        i, right = 0, token.startswith(".")
-        i += right
-        digits = ""
-        while i < len(token) and token[i].isdigit():
-            digits += token[i]
-            i += 1
-        letter = token[i : i + 1]
-        if letter not in LETTERS:
-            problems.append(f"Invalid job format specification: {letter}")
-            continue
-        fields.append(Field(letter, int(digits or 0), right, token[i + 1 :]))
-    return prefix, fields, problems
-
-
-def cell(text: str, width: int, right: bool) -> str:
-    """A cell as sprio cuts and pads it (see the module doc)."""
-    if not width:
-        return text
-    if right:
-        return text.rjust(width)[:width]
-    return text[:width].ljust(width)
+def parse_format(text: str) -> tuple[list[Column], list[str]]:
+    """``(columns, errors)``: a column's key is its letter; an unknown letter is
+    reported and left out, with the text after it (``cli.format_codes`` grammar)."""
+    columns, problems = parse_letters(text, _KEYS, "job")
+    return known_only(columns), problems
 
 
 def _weighted(value: float) -> str:
@@ -151,9 +117,9 @@ def priority_of(job: dict[str, Any]) -> float:
     return max(1.0, total)
 
 
-def job_value(f: Field, job: dict[str, Any], ctx: dict[str, Any]) -> str:
+def job_value(f: Column, job: dict[str, Any], ctx: dict[str, Any]) -> str:
     """The text of field ``f`` for ``job`` (a JobPriorityInfo dict)."""
-    letter, factors = f.letter, job["factors"]
+    letter, factors = f.key, job["factors"]
     direct = bool(factors.get("direct"))
     key = LETTERS[letter][1]
     if key is not None:
@@ -180,9 +146,9 @@ def job_value(f: Field, job: dict[str, Any], ctx: dict[str, Any]) -> str:
     return _tres(job, letter == "t")  # t, T
 
 
-def weights_value(f: Field, ctx: dict[str, Any]) -> str:
+def weights_value(f: Column, ctx: dict[str, Any]) -> str:
     """The text of field ``f`` on the ``-w`` row."""
-    letter = f.letter
+    letter = f.key
     key = LETTERS[letter][1]
     if key is not None:
         return str(ctx["weights"].get(key, 0))
@@ -195,14 +161,16 @@ def weights_value(f: Field, ctx: dict[str, Any]) -> str:
     return ""
 
 
-def line(prefix: str, fields: list[Field], value: Any) -> str:
-    """One output line: ``value(field)`` for each field, cut and followed by its suffix."""
-    parts = [prefix]
-    for f in fields:
-        parts.append(cell(value(f), f.width, f.right))
+def line(columns: list[Column], value: Any) -> str:
+    """One output line: ``value(column)`` for each column, cut and followed by its
+    text (the text before the first ``%`` is a column of text only)."""
+    parts = []
+    for f in columns:
+        if f.shown:
+            parts.append(pad(value(f), f.width, f.right))
         parts.append(f.suffix)
     return "".join(parts)
 
 
-def header_value(f: Field) -> str:
-    return LETTERS[f.letter][0]
+def header_value(f: Column) -> str:
+    return LETTERS[f.key][0]

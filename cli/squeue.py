@@ -42,13 +42,14 @@ from cli.common import (
     error,
     parse_options,
     perror,
+    reported,
     user_words,
 )
 from cli.squeue_bulk import load_jobs, needed_fields, rows_text
 from cli.squeue_format import Row, attr
 from cli.squeue_sort import sort_letters, sort_rows
 from slurmlite import hostlist, states
-from slurmlite.errors import SlurmError
+from slurmlite.errors import CommandLineError, SlurmError
 from slurmlite.taskranges import format_task_ranges, parse_task_ranges
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
@@ -86,10 +87,6 @@ Show the jobs in the queue.  Main options:
   -t, --states=states        e.g. PD,R or all             -u, --user=users
   -w, --nodelist=hostlist    jobs on these nodes          -V, --version
 """
-
-
-class Stop(Exception):
-    """Leave ``main`` with exit status 1 after printing ``args`` (lines) to stderr."""
 
 
 class Query:
@@ -136,12 +133,12 @@ class Query:
 
 
 def parse_job_list(text: str) -> list[tuple[int, int | None]]:
-    """``"50,57_5"`` -> ``[(50, None), (57, 5)]``; bad id -> Stop (``Invalid job id: X``)."""
+    """``"50,57_5"`` -> ``[(50, None), (57, 5)]``; bad id -> CommandLineError (``Invalid job id: X``)."""
     out: list[tuple[int, int | None]] = []
     for word in (w for w in text.split(",") if w):
         m = re.match(r"\s*([+-]?\d+)(?:_(\d*))?", word)  # strtol-like: "12x" is 12
         if m is None or int(m.group(1)) <= 0:
-            raise Stop(f"{PROG}: error: Invalid job id: {word}")
+            raise CommandLineError([f"{PROG}: error: Invalid job id: {word}"])
         task = m.group(2)
         out.append((int(m.group(1)), None if task is None else int(task or 0)))
     return out
@@ -277,25 +274,27 @@ def build_query(args: Any) -> Query:
     q.convert = not args.flag("noconvert")
     q.format, q.format_long, q.sort = args.get("format"), args.get("Format"), args.get("sort")
     if q.long and q.format is not None:
-        raise Stop(
-            f"{PROG}: fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
-            "Please remove one and retry."
+        raise CommandLineError(
+            [
+                f"{PROG}: fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
+                "Please remove one and retry."
+            ]
         )
     if q.format is not None and q.format_long is not None:
-        raise Stop(f"{PROG}: error: -O (--Format) is incompatible with -o (--format)")
+        raise CommandLineError([f"{PROG}: error: -O (--Format) is incompatible with -o (--format)"])
     positionals = list(args.positionals)
     jobs = args.get("jobs")
     if args.has("jobs") and jobs is None and positionals:
         jobs = positionals.pop(0)
     if positionals:
-        raise Stop(f"{PROG}: error: Unrecognized option: {positionals[0]}", USAGE)
+        raise CommandLineError([f"{PROG}: error: Unrecognized option: {positionals[0]}", USAGE])
     if jobs is not None:
         q.job_ids = parse_job_list(jobs)
     if args.has("iterate"):
         text = args.get("iterate")
         q.iterate = int(text) if re.fullmatch(r"\s*\d+", text or "") else 0
         if q.iterate <= 0:
-            raise Stop(f"{PROG}: error: --iterate={text}")
+            raise CommandLineError([f"{PROG}: error: --iterate={text}"])
     users = str(os.geteuid()) if args.flag("me") else args.get("user")
     if users is not None:
         q.uids, q.user_names = user_words(users)
@@ -306,8 +305,8 @@ def build_query(args: Any) -> Query:
         try:
             q.nodes = set(hostlist.expand(args.get("nodelist")))
         except ValueError:
-            raise Stop(
-                f"{PROG}: error: '{args.get('nodelist')}' invalid entry for --nodelist"
+            raise CommandLineError(
+                [f"{PROG}: error: '{args.get('nodelist')}' invalid entry for --nodelist"]
             ) from None
     state_text = args.get("states")
     if args.flag("start"):
@@ -318,8 +317,11 @@ def build_query(args: Any) -> Query:
         try:
             wanted = states.parse_job_states(state_text)
         except ValueError as exc:
-            raise Stop(
-                f"{PROG}: error: {exc}", f"{PROG}: error: Valid job states include: {VALID_STATES}"
+            raise CommandLineError(
+                [
+                    f"{PROG}: error: {exc}",
+                    f"{PROG}: error: Valid job states include: {VALID_STATES}",
+                ]
             ) from None
         q.all_states, q.states = wanted is None, wanted
     return q
@@ -389,9 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         q = build_query(args)
-    except Stop as stop:
-        print("\n".join(stop.args), file=sys.stderr)
-        return 1
+    except CommandLineError as exc:
+        return reported(exc)
     status = 0
     while True:
         now = clock()

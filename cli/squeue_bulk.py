@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from cli.common import get_client
-from cli.squeue_format import Column, Ctx, Row, reason_list, shows_reason
+from cli.format_codes import Column
+from cli.squeue_format import FIELDS, Ctx, Row, reason_list, shows_reason
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
 if TYPE_CHECKING:
@@ -126,7 +127,7 @@ def rows_text(rows: Sequence[Row], columns: Sequence[Column], ctx: Ctx) -> str:
     spec: list[str] = []
     values: list[list[str]] = []
     for col in columns:
-        f = col.field
+        f = FIELDS.get(col.key)
         if f is not None:
             get, width, right = f.value, col.width, col.right
             none = "(null)" if width <= 0 or right or width >= 6 else ""

@@ -38,9 +38,9 @@ Sorting and filtering live in ``cli/squeue.py``.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 
+from cli.format_codes import Column, pad, parse_letters, parse_names
 from cli.jobtimes import expected_end, start_time, time_used
 from slurmlite import hostlist, states, timefmt
 from slurmlite.taskranges import parse_task_ranges
@@ -109,24 +109,6 @@ class Field:
         self.header, self.value, self.cut, self.header_cut = header, value, cut, header_cut
 
 
-class Column:
-    """One column of a format: its field (None: literal text only), width,
-    justification, the text that follows it, and the field's name in FIELDS."""
-
-    __slots__ = ("field", "width", "right", "suffix", "key")
-
-    def __init__(
-        self,
-        field: Field | None,
-        width: int = 0,
-        right: bool = False,
-        suffix: str = "",
-        key: str = "",
-    ) -> None:
-        self.field, self.width, self.right, self.suffix = field, width, right, suffix
-        self.key = key
-
-
 # ------------------------------------------------------------------ helpers
 
 
@@ -145,15 +127,10 @@ def with_changes(job: Any, **changes: Any) -> Any:
 
 
 def cell(text: str | None, width: int, right: bool, cut: bool = True) -> str:
-    """Pad/cut one value the way squeue's ``printf`` calls do."""
-    if width <= 0:
-        return "(null)" if text is None else text
+    """Pad/cut one value the way squeue's ``printf`` calls do (None: ``(null)``)."""
     if text is None:
-        text = "(null)" if right or width >= 6 else ""
-    if right:
-        out = text.rjust(width)
-        return out[:width] if cut else out
-    return text[:width].ljust(width)
+        text = "(null)" if width <= 0 or right or width >= 6 else ""
+    return pad(text, width, right, cut)
 
 
 def convert_mb(mb: float, convert: bool = True) -> str:
@@ -382,59 +359,27 @@ SHORT: dict[str, str] = {
 
 
 # ------------------------------------------------------------------ parsing
+# The grammar and the Column are cli.format_codes'; a column's key is its name in FIELDS.
 
-_TOKEN = re.compile(r"(\.?)(\d*)(.?)(.*)", re.DOTALL)
+_EVERY_LETTER = "|".join(f"%{chr(c)}" for c in [*range(ord("a"), ord("z") + 1),
+                                                 *range(ord("A"), ord("Z") + 1)])  # fmt: skip
 
 
 def parse_format(fmt: str) -> tuple[list[Column], list[str]]:
-    """``-o`` text -> columns plus error messages for unknown letters."""
-    columns: list[Column] = []
-    errors: list[str] = []
-    every = fmt.lower() == "%all"
-    if every:
-        letters = [chr(c) for c in range(ord("a"), ord("z") + 1)]
-        letters += [chr(c) for c in range(ord("A"), ord("Z") + 1)]
-        fmt = "|".join("%" + letter for letter in letters)
-    head, _, rest = fmt.partition("%") if "%" in fmt else (fmt, "", "")
-    if head:
-        columns.append(Column(None, suffix=head))
-    for token in rest.split("%"):
-        if not token:
-            continue
-        dot, digits, letter, suffix = _TOKEN.fullmatch(token).groups()  # type: ignore[union-attr]
-        width = int(digits) if digits else 0
-        name = SHORT.get(letter)
-        if name is not None:
-            columns.append(Column(FIELDS[name], width, bool(dot), suffix, name))
-        elif not every:
-            columns.append(Column(None, suffix="%" + token))
-            errors.append(f"Invalid job format specification: {letter}")
-    return columns, errors
+    """``-o`` text -> columns plus error messages for unknown letters (``%all``: every
+    letter squeue knows, the others skipped silently)."""
+    return parse_letters(fmt, SHORT, "job", every=_EVERY_LETTER)
+
+
+def _long_key(name: str) -> str | None:
+    key = name.lower()
+    key = "numtasks" if key.startswith("numtasks") else LONG_ALIASES.get(key, key)
+    return key if key in FIELDS and key != "excnodes" else None  # -O has no ExcNodes
 
 
 def parse_format_long(fmt: str) -> tuple[list[Column], list[str]]:
     """``-O`` text (``name[:[.]width[suffix]]`` comma list) -> columns, errors."""
-    columns: list[Column] = []
-    errors: list[str] = []
-    for token in fmt.split(","):
-        if not token:
-            continue
-        name, colon, spec = token.partition(":")
-        width, right, suffix = 20, False, ""
-        if colon:
-            right = spec.startswith(".")
-            m = re.match(r"[+-]?\d*", spec[1:] if right else spec)
-            digits = m.group(0) if m else ""
-            width = int(digits) if digits.strip("+-") else 0
-            suffix = (spec[1:] if right else spec)[len(digits) :]
-        key = name.lower()
-        key = "numtasks" if key.startswith("numtasks") else LONG_ALIASES.get(key, key)
-        if key in FIELDS and key != "excnodes":
-            columns.append(Column(FIELDS[key], width, right, suffix, key))
-        else:
-            columns.append(Column(None, suffix=suffix))
-            errors.append(f"Invalid job format specification: {name}")
-    return columns, errors
+    return parse_names(fmt, _long_key)
 
 
 # ---------------------------------------------------------------- rendering
@@ -443,8 +388,9 @@ def parse_format_long(fmt: str) -> tuple[list[Column], list[str]]:
 def header_line(columns: Sequence[Column]) -> str:
     parts = []
     for col in columns:
-        if col.field is not None:
-            parts.append(cell(col.field.header, col.width, col.right, col.field.header_cut))
+        f = FIELDS.get(col.key)
+        if f is not None:
+            parts.append(cell(f.header, col.width, col.right, f.header_cut))
         parts.append(col.suffix)
     return "".join(parts)
 
@@ -452,7 +398,7 @@ def header_line(columns: Sequence[Column]) -> str:
 def row_line(row: Row, columns: Sequence[Column], ctx: Ctx) -> str:
     parts = []
     for col in columns:
-        f = col.field
+        f = FIELDS.get(col.key)
         if f is not None:
             cut = f.cut or (f.value is reason_list and shows_reason(row.job))
             parts.append(cell(f.value(row, ctx), col.width, col.right, cut))

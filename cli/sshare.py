@@ -18,7 +18,7 @@ GrpTRESMins, TRESRunMins), ``-o`` for a list of one's own
 (``Account%256``); ``-n`` drops the header, ``-p``/``-P`` print ``|``
 separated fields.
 
-The numbers are the controller's (``controller/api/routes_shares.py``):
+The numbers are the controller's (``controller/accounting/shares.py``):
 usage in decayed billing-seconds, current to the request, and Fair Tree or
 classic fair-share as ``PriorityFlags`` says.
 """
@@ -32,8 +32,8 @@ import sys
 from cli import sshare_format as sf
 from cli.common import (
     answered_info,
-    argv_or_default,
     error,
+    exit_from,
     get_client,
     parse_options,
 )
@@ -115,11 +115,7 @@ def run(argv: Sequence[str]) -> int:
     opts = parse_options(SSHARE, argv)
     if answered_info(opts, HELP, USAGE):
         return 0
-    try:
-        chosen = sf.parse_fields(opts.list("format")) if opts.has("format") else None
-    except sf.FieldError as e:
-        print(e, file=sys.stderr)
-        return 1
+    chosen = sf.parse_fields(opts.list("format")) if opts.has("format") else None
     users: set[str] | None = _names(opts.list("users"))
     if opts.flag("all") or "-1" in (users or ()):
         users = None
@@ -153,12 +149,7 @@ def run(argv: Sequence[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    try:
-        code = run(argv_or_default(argv))
-    except KeyboardInterrupt:
-        code = 1
-    sys.stdout.flush()
-    raise SystemExit(code)
+    exit_from(run, argv)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ Default (golden ``50_sshare``)::
 at the end (no LevelFS under ``PriorityFlags=NO_FAIR_TREE``).  ``-o``
 replaces either list: items split on ``,``, each a case-insensitive prefix
 of a field name (the first match in :data:`FIELDS` order), ``%N`` sets the
-width (positive right-justified, negative left): snakemake's
+width (positive right-justified, negative left; ``cli.format_fields``): snakemake's
 ``sshare -U --format Account%256 --noheader`` prints each account right
 -justified in 256 characters.
 
@@ -45,7 +45,17 @@ and ``src/common/print_fields.c``.
 
 from __future__ import annotations
 
-from cli.sacct_format import atoi  # %width as sacct reads it
+from cli.format_fields import (
+    Column,
+    atoi,
+    cut_plus,
+    find_field,
+    header_lines,
+    join,
+    justify,
+    split_width,
+)
+from slurmlite.errors import CommandLineError
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
 if TYPE_CHECKING:  # rows are client Records or ShareInfo dataclasses
@@ -74,45 +84,25 @@ LONG_FIELDS = (
     "GrpTRESMins,TRESRunMins"
 )
 LONG_CLASSIC_FIELDS = LONG_FIELDS.replace(",LevelFS", "")
-
-
-class FieldError(Exception):
-    """An ``-o`` item that names no field."""
-
-
-class Column:
-    """A field to print: its name, width (sign = justification) and kind."""
-
-    __slots__ = ("name", "width", "kind")
-
-    def __init__(self, name: str, width: int, kind: str) -> None:
-        self.name, self.width, self.kind = name, width, kind
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Column) and (self.name, self.width, self.kind) == (
-            other.name,
-            other.width,
-            other.kind,
-        )
-
-    def __repr__(self) -> str:
-        return f"Column({self.name!r}, {self.width}, {self.kind!r})"
+_NAMES = tuple(name for name, _w, _k in FIELDS)
 
 
 def parse_fields(texts: Iterable[str]) -> list[Column]:
-    """``-o`` values (each a comma list) -> columns; FieldError on an unknown name."""
+    """``-o`` values (each a comma list) -> columns; an unknown name is a
+    ``CommandLineError`` (``Unknown field 'x'``, exit 1)."""
     out = []
     for text in texts:
         for item in text.split(","):
             item = item.strip()
             if not item:
                 continue
-            name, pct, width_text = item.partition("%")
-            found = next((f for f in FIELDS if f[0].lower().startswith(name.lower())), None)
-            if found is None or not name:
-                raise FieldError(f"Unknown field '{item}'")
+            name, width_text = split_width(item)
+            index = find_field(name, _NAMES) if name else None
+            if index is None:
+                raise CommandLineError([f"Unknown field '{item}'"])
+            found = FIELDS[index]
             width = found[1]
-            if pct and atoi(width_text):
+            if width_text is not None and atoi(width_text):
                 width = atoi(width_text)
             out.append(Column(found[0], width, found[2]))
     return out
@@ -185,10 +175,7 @@ def cell(col: Column, row: ShareInfo, cluster: str = "") -> str:
 
 
 def _pad(text: str, col: Column) -> str:
-    width = abs(col.width)
-    if col.kind == "s" and len(text) > width:
-        text = text[: width - 1] + "+" if width else ""
-    return (text.rjust(width) if col.width >= 0 else text.ljust(width)) + " "
+    return justify(cut_plus(text, col.width) if col.kind == "s" else text, col.width)
 
 
 def render(
@@ -204,20 +191,11 @@ def render(
     (``|`` between fields).
     """
 
-    def join(cells: list[str]) -> str:
-        return "|".join(cells) if parsable == "P" else "".join(c + "|" for c in cells)
-
-    lines = []
-    if header:
-        if parsable:
-            lines.append(join([c.name for c in columns]))
-        else:
-            lines.append("".join(_pad(c.name[: abs(c.width)], c) for c in columns))
-            lines.append("".join("-" * abs(c.width) + " " for c in columns))
+    lines = header_lines(columns, parsable) if header else []
     for row in rows:
         cells = [cell(c, row, cluster) for c in columns]
         if parsable:
-            lines.append(join(cells))
+            lines.append(join(cells, parsable))
         else:
             lines.append("".join(_pad(t, c) for t, c in zip(cells, columns, strict=True)))
     return lines

@@ -10,18 +10,18 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
 
 from controller.accounting.accounts import Accounts
 from controller.accounting.priorities import PriorityService
 from controller.auth.callers import AdminPolicy
 from controller.jobs.service import JobService
 from controller.jobs.validate import SubmitValidator
-from controller.nodes.agent_client import AgentAddress, AgentClient, HttpAgentClient, Signer
+from controller.nodes.agent_client import AgentClient, HttpAgentClient, Signer
 from controller.nodes.service import NodeService
 from controller.sched.loop import SchedulerLoop
+from controller.sched.parts import SchedParts
 from controller.store.db import Database
-from controller.store.models import JobRow, NodeRow
+from controller.store.job_query import owner_of
 from slurmlite import errors
 from slurmlite.config import Config, ConfigError, load_config
 from slurmlite.credential import NonceCache
@@ -43,22 +43,42 @@ class Controller:
         self.cluster_key = cluster_key
         self.clock = clock
         self.db = db or Database(cfg.store_url)
-        self.policy = Policy.from_config(cfg)
-        self.schedule_pass: Callable[..., Any] = scheduler_for(cfg.scheduler_type)
+        policy = Policy.from_config(cfg)
         self.signer = Signer(cluster_key)
         self.agents: AgentClient = agents or HttpAgentClient(self.signer)
         self.admins = AdminPolicy(cfg.slurm_user, cfg.admin_users)
         self.nodes = NodeService(self.db, cfg, clock)
         self.accounts = Accounts(self.db, cfg)  # accounts, users, QOS (sacctmgr)
         self.accounts.bootstrap()
-        self.validator = SubmitValidator(cfg, self.policy, self.nodes, self.accounts)
+        self.validator = SubmitValidator(cfg, policy, self.nodes, self.accounts)
         self.jobs = JobService(self.db, self.validator, clock)
-        self.priorities = PriorityService(self)  # multifactor priority, usage, fair-share
+        self.priorities = PriorityService(  # multifactor priority, usage, fair-share
+            self.db, cfg, self.nodes.rows, self.accounts.records, wake=lambda: self.loop.wake()
+        )
         self.validator.priorities = self.priorities
         self.nonces = NonceCache()
-        self.loop = SchedulerLoop(self)
+        self.sched = SchedParts(
+            db=self.db,
+            nodes=self.nodes,
+            priorities=self.priorities,
+            signer=self.signer,
+            clock=clock,
+            cfg=cfg,
+            policy=policy,
+            full_pass=scheduler_for(cfg.scheduler_type),
+        )
+        self.loop = SchedulerLoop(self.sched, self.agents)
         self._task: asyncio.Task[None] | None = None
         self.started = clock()
+
+    @property
+    def policy(self) -> Policy:
+        """The scheduling policy in force (from slurm.conf; replaced on reconfigure)."""
+        return self.sched.policy
+
+    @policy.setter
+    def policy(self, policy: Policy) -> None:
+        self.sched.policy = self.validator.policy = policy
 
     # restart-only keys: changing them needs a new slurmctld
     FIXED = (
@@ -86,11 +106,12 @@ class Controller:
                 notes.append(f"{key} changed: restart slurmctld to apply it")
                 setattr(new, attr, getattr(self.cfg, attr))
         self.cfg = new
+        self.sched.cfg = new
         self.policy = Policy.from_config(new)
-        self.schedule_pass = scheduler_for(new.scheduler_type)
+        self.sched.full_pass = scheduler_for(new.scheduler_type)
         self.admins = AdminPolicy(new.slurm_user, new.admin_users)
         self.nodes.cfg = new
-        self.validator.cfg, self.validator.policy = new, self.policy
+        self.validator.cfg = new
         self.accounts.cfg = new
         self.accounts.bootstrap()  # a new SlurmliteDefaultAccount/QOS exists from now on
         self.jobs.min_job_age = new.min_job_age
@@ -99,15 +120,9 @@ class Controller:
         self.loop.wake()
         return notes
 
-    def agent_address(self, node: str) -> AgentAddress | None:
-        with self.db.read() as s:
-            row = s.get(NodeRow, node)
-            return AgentAddress(row.name, row.addr, row.port) if row else None
-
     def job_owner(self, job_id: int) -> tuple[int, int] | None:
-        with self.db.read() as s:
-            row = s.get(JobRow, job_id)
-            return (row.uid, row.gid) if row else None
+        """(uid, gid) of job ``job_id`` (None: no such job)."""
+        return owner_of(self.db, job_id)
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self.loop.run())

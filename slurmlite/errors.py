@@ -19,6 +19,16 @@ Worked example::
 Features slurmlite has not built yet raise :func:`not_supported` (code
 ``ESLURM_NOT_SUPPORTED``) so users get a clear, Slurm-shaped refusal instead
 of silent misbehaviour.
+
+A command's own "no" -- a bad option, job id, ``--format`` field or sacctmgr
+word, found before anything is asked of the controller -- has no Slurm number
+and never crosses the wire: it is a :class:`CommandLineError`, the one type
+every command raises for it and catches only in its ``main``
+(``cli.common.reported`` prints its lines and gives its exit status)::
+
+    >>> exc = CommandLineError(["squeue: error: Invalid job id: x"])
+    >>> exc.lines, exc.exit_code
+    (['squeue: error: Invalid job id: x'], 1)
 """
 
 from __future__ import annotations
@@ -356,3 +366,17 @@ def not_supported(feature: str) -> SlurmError:
     detail ``"--switches is not supported by slurmlite yet"``.
     """
     return SlurmError(NOT_SUPPORTED_YET, detail=f"{feature} is not supported by slurmlite yet")
+
+
+class CommandLineError(Exception):
+    """A command must stop: print ``lines`` to stderr, exit ``exit_code``.
+
+    The lines are complete (``sacct: fatal: Bad job/step specified: x``), so
+    the boundary prints them as they are.  getopt's refusals
+    (``slurmlite.getopt.OptionError``) and sbatch's are kinds of it.
+    """
+
+    def __init__(self, lines: list[str], exit_code: int = 1) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+        self.exit_code = exit_code

@@ -19,8 +19,9 @@ scripts rely on:
   positional words; the others (sbatch) stop at the first positional word:
   ``sbatch -p debug job.sh -p x`` gives ``-p x`` to the script.
 
-Errors carry glibc's exact lines, prefixed by the program name, then the
-command's ``Try "prog --help" for more information`` hint when it prints one::
+Errors (kinds of ``slurmlite.errors.CommandLineError``) carry glibc's exact
+lines, prefixed by the program name, then the command's ``Try "prog --help"
+for more information`` hint when it prints one::
 
     sbatch: unrecognized option '--bogus-option'
     sbatch: option '--pa' is ambiguous; possibilities: '--parsable' '--partition'
@@ -51,6 +52,8 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterator, Mapping, Sequence
+
+from slurmlite.errors import CommandLineError
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
 if TYPE_CHECKING:  # strings, so only type checkers need these names
@@ -149,15 +152,6 @@ class OptionTable:
             if s.key == key:
                 return s
         raise KeyError(key)
-
-
-class CommandLineError(Exception):
-    """A command must stop: print ``lines`` to stderr, exit ``exit_code``."""
-
-    def __init__(self, lines: list[str], exit_code: int) -> None:
-        super().__init__("\n".join(lines))
-        self.lines = lines
-        self.exit_code = exit_code
 
 
 class OptionError(CommandLineError):

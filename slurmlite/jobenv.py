@@ -53,7 +53,11 @@ Choices (each one visible to users)
   ``"none"`` (count-only GPUs) no device variable.  A job without GPUs on a
   node that has some gets ``CUDA_VISIBLE_DEVICES=""`` (slurmlite hides them;
   Slurm would unset the variable and leave every GPU usable).  On a node
-  without GPUs the device variables of ``base_env`` are left alone.
+  without GPUs the device variables of ``base_env`` are left alone.  The
+  indices are the scheduler's, as the launch order carries them typed
+  (``LaunchSpec.gpus``); an agent whose node owns a subset of a machine's
+  GPUs points the same variables at the machine's devices
+  (``set_gpu_indices``), from that field, not from these strings.
 * ``MASTER_ADDR`` (the job's first node, resolved by the caller),
   ``MASTER_PORT`` (20000 + job id mod 20000) and ``NUM_NODES`` are added
   unless the user set them; ``SLURMLITE_INJECTED`` lists what was added, so
@@ -99,6 +103,7 @@ __all__ = [
     "is_stale",
     "master_port",
     "ordered_allocs",
+    "set_gpu_indices",
     "task_layout",
     "working_cluster",
 ]
@@ -209,6 +214,30 @@ def gpu_variables(
     elif style == "cuda":
         env["CUDA_VISIBLE_DEVICES"] = ids
     return env
+
+
+def set_gpu_indices(env: dict[str, str], gpus: Sequence[int], list_var: str) -> None:
+    """Point the GPU index variables of ``env`` at ``gpus``, in place.
+
+    Those are the device variables ``env`` carries (which ones is the node's
+    GPU style, ``gpu_variables``) and ``list_var`` (``SLURM_JOB_GPUS`` or
+    ``SLURM_STEP_GPUS``: set, or removed when ``gpus`` is empty).  A task's
+    share of a step's GPUs (``stepenv.task_environment``) and the agent's
+    machine indices both go through here.
+
+    >>> env = {"CUDA_VISIBLE_DEVICES": "0,1", "SLURM_STEP_GPUS": "0,1"}
+    >>> set_gpu_indices(env, [3], "SLURM_STEP_GPUS")
+    >>> env
+    {'CUDA_VISIBLE_DEVICES': '3', 'SLURM_STEP_GPUS': '3'}
+    """
+    ids = ",".join(str(g) for g in gpus)
+    for name in GPU_DEVICE_VARS:
+        if name in env:
+            env[name] = ids
+    if gpus:
+        env[list_var] = ids
+    else:
+        env.pop(list_var, None)
 
 
 def batch_environment(

@@ -19,173 +19,66 @@ unrecognized here too.  Rows sharing a key are aliases (``--cluster`` /
 line always wins over them.
 
 Reading a row: ``row("time", "t", REQ, env="SBATCH_TIMELIMIT")`` is
-``-t/--time`` with a required value, key ``time``.  Sources: the 22.05 man
-pages and the commands' long-option arrays (facts only).
+``-t/--time`` with a required value, key ``time`` (``slurmlite.option_rows``).
+sbatch's table names most of its rows -- those it shares with srun and salloc
+-- by their long names, in its own order; its own rows stand among them.
+Sources: the 22.05 man pages and the commands' long-option arrays (facts only).
 """
 
 from __future__ import annotations
 
-from slurmlite.getopt import (
-    ENV_SLURM_BOOL,
-    ENV_TRUE_FALSE,
-    IGNORED,
-    NO_ARG,
-    OPTIONAL,
-    REQUIRED,
-    SUPPORTED,
-    UNSUPPORTED,
-    OptionSpec,
-    OptionTable,
-)
-
-REQ, OPT, NO = REQUIRED, OPTIONAL, NO_ARG
-SUP, IGN, UNS = SUPPORTED, IGNORED, UNSUPPORTED
-
-
-def row(
-    names: str,
-    short: str = "",
-    arg: str = NO,
-    status: str = SUP,
-    env: str = "",
-    key: str = "",
-    **extra: object,
-) -> OptionSpec:
-    """Row builder: ``names`` are space-separated long names (may be empty)."""
-    longs = tuple(names.split())
-    return OptionSpec(
-        key=key or (longs[0] if longs else short).replace("-", "_"),
-        long=longs,
-        short=short,
-        arg=arg,
-        status=status,
-        env=tuple(env.split()),
-        **extra,  # type: ignore[arg-type]
-    )
-
-
-def flag_row(
-    names: str, short: str = "", status: str = SUP, env: str = "", **kw: object
-) -> OptionSpec:
-    """A flag whose SBATCH_* variable follows spec §6.4 (yes/number/empty)."""
-    return row(names, short, NO, status, env, env_flag=ENV_SLURM_BOOL, **kw)
-
+from slurmlite.getopt import ENV_TRUE_FALSE, OptionTable
+from slurmlite.option_rows import IGN, NO, OPT, REQ, SUP, UNS, command_table, flag_row, row
 
 # --------------------------------------------------------------------- sbatch
-# Order of Slurm 22.05's common option list (the sbatch subset).
+# Order of Slurm 22.05's common option list (the sbatch subset); the words are
+# rows of option_rows.resource_rows, the row() calls sbatch's own.
 
-SBATCH = OptionTable(
-    prog="sbatch",
-    permute=False,
-    error_exit=255,
-    specs=(
-        row("account", "A", REQ, env="SBATCH_ACCOUNT"),
-        row("acctg-freq", "", REQ, IGN, env="SBATCH_ACCTG_FREQ"),
+SBATCH = command_table(
+    "sbatch",
+    "SBATCH_",
+    (
+        "account acctg-freq",
         row("array", "a", REQ, UNS, env="SBATCH_ARRAY_INX"),
         row("batch", "", REQ, UNS, env="SBATCH_BATCH"),
-        row("begin", "b", REQ, UNS),
-        row("bb", "", REQ, UNS, env="SBATCH_BURST_BUFFER"),
-        row("bbf", "", REQ, UNS),
-        row("cluster-constraint", "", REQ, UNS, env="SBATCH_CLUSTER_CONSTRAINT"),
-        row("chdir", "D", REQ),
-        row("cluster", "", REQ, IGN),
-        row("clusters", "M", REQ, IGN, env="SBATCH_CLUSTERS SLURM_CLUSTERS"),
-        row("comment", "", REQ),
-        row("container", "", REQ, UNS, env="SBATCH_CONTAINER"),
-        row("context", "", REQ, UNS),
-        flag_row("contiguous", "", UNS),
-        row("constraint", "C", REQ, env="SBATCH_CONSTRAINT"),
-        row("core-spec", "S", REQ, UNS, env="SBATCH_CORE_SPEC"),
-        row("cores-per-socket", "", REQ, UNS),
-        row("cpu-freq", "", REQ, IGN, env="SBATCH_CPU_FREQ_REQ"),
-        row("cpus-per-gpu", "", REQ, UNS, env="SBATCH_CPUS_PER_GPU"),
-        row("cpus-per-task", "c", REQ),
-        row("deadline", "", REQ, UNS),
-        row("delay-boot", "", REQ, IGN, env="SBATCH_DELAY_BOOT"),
-        row("dependency", "d", REQ, UNS),
-        row("distribution", "m", REQ, UNS, env="SBATCH_DISTRIBUTION"),
+        "begin bb bbf cluster-constraint chdir cluster clusters comment container context",
+        "contiguous constraint core-spec cores-per-socket cpu-freq cpus-per-gpu cpus-per-task",
+        "deadline delay-boot dependency distribution",
         row("error", "e", REQ, env="SBATCH_ERROR"),
-        row("exclude", "x", REQ),
-        row("exclusive", "", OPT, env="SBATCH_EXCLUSIVE"),
+        "exclude exclusive",
         row("export", "", REQ, env="SBATCH_EXPORT"),
         row("export-file", "", REQ, UNS),
-        row("extra-node-info", "B", REQ, UNS),
+        "extra-node-info",
         row("get-user-env", "", OPT, UNS, env="SBATCH_GET_USER_ENV"),
-        row("gid", "", REQ, UNS),
-        row("gpu-bind", "", REQ, UNS, env="SBATCH_GPU_BIND"),
-        row("gpu-freq", "", REQ, IGN, env="SBATCH_GPU_FREQ"),
-        row("gpus", "G", REQ, env="SBATCH_GPUS"),
-        row("gpus-per-node", "", REQ, env="SBATCH_GPUS_PER_NODE"),
-        row("gpus-per-socket", "", REQ, UNS, env="SBATCH_GPUS_PER_SOCKET"),
-        row("gpus-per-task", "", REQ, UNS, env="SBATCH_GPUS_PER_TASK"),
-        row("gres", "", REQ, env="SBATCH_GRES"),
-        row("gres-flags", "", REQ, UNS, env="SBATCH_GRES_FLAGS"),
-        row("help", "h"),
+        "gid gpu-bind gpu-freq gpus gpus-per-node gpus-per-socket gpus-per-task gres gres-flags",
+        "help",
         row("hint", "", REQ, UNS, env="SLURM_HINT SBATCH_HINT"),
-        flag_row("hold", "H"),
+        "hold",
         flag_row("ignore-pbs", "", IGN, env="SBATCH_IGNORE_PBS"),  # no #PBS translation anyway
         row("input", "i", REQ, env="SBATCH_INPUT"),
-        row("job-name", "J", REQ, env="SBATCH_JOB_NAME"),
+        "job-name",
         row("kill-on-invalid-dep", "", REQ, UNS),
-        row("licenses", "L", REQ, UNS),
-        row("mail-type", "", REQ, IGN),
-        row("mail-user", "", REQ, IGN),
-        row("mcs-label", "", REQ, IGN),
-        row("mem", "", REQ, env="SBATCH_MEM_PER_NODE"),
-        row("mem-bind", "", REQ, IGN, env="SBATCH_MEM_BIND"),
-        row("mem-per-cpu", "", REQ, env="SBATCH_MEM_PER_CPU"),
-        row("mem-per-gpu", "", REQ, env="SBATCH_MEM_PER_GPU"),
-        row("mincpus", "", REQ, UNS),
-        row("network", "", REQ, IGN, env="SBATCH_NETWORK"),
-        row("nice", "", OPT),
-        row("no-kill", "k", OPT, UNS, env="SBATCH_NO_KILL"),
+        "licenses mail-type mail-user mcs-label mem mem-bind mem-per-cpu mem-per-gpu mincpus",
+        "network nice no-kill",
         flag_row("no-requeue", "", env="SBATCH_NO_REQUEUE"),
-        row("nodefile", "F", REQ, UNS),
-        row("nodelist", "w", REQ),
-        row("nodes", "N", REQ),
-        row("ntasks", "n", REQ),
-        row("ntasks-per-core", "", REQ, UNS),
-        row("ntasks-per-gpu", "", REQ, UNS),
-        row("ntasks-per-node", "", REQ),
-        row("ntasks-per-socket", "", REQ, UNS),
+        "nodefile nodelist nodes ntasks ntasks-per-core ntasks-per-gpu ntasks-per-node",
+        "ntasks-per-socket",
         row("ntasks-per-tres", "", REQ, UNS),
-        row("open-mode", "", REQ, env="SBATCH_OPEN_MODE"),
+        "open-mode",
         row("output", "o", REQ, env="SBATCH_OUTPUT"),
-        flag_row("overcommit", "O", UNS, env="SBATCH_OVERCOMMIT"),
-        flag_row("oversubscribe", "s", UNS),
+        "overcommit oversubscribe",
         flag_row("parsable"),
-        row("partition", "p", REQ, env="SBATCH_PARTITION"),
-        row("power", "", REQ, IGN, env="SBATCH_POWER"),
-        row("prefer", "", REQ, UNS),
-        row("priority", "", REQ, UNS),
-        row("profile", "", REQ, IGN, env="SBATCH_PROFILE"),
-        row("propagate", "", OPT, IGN),
-        row("qos", "q", REQ, env="SBATCH_QOS"),
-        flag_row("quiet", "Q"),
-        flag_row("reboot", "", IGN),  # nodes are never rebooted by slurmlite
+        "partition power prefer priority profile propagate qos quiet reboot",
         flag_row("requeue", "", env="SBATCH_REQUEUE"),
-        row("reservation", "", REQ, UNS, env="SBATCH_RESERVATION"),
-        row("signal", "", REQ, env="SBATCH_SIGNAL"),
-        row("sockets-per-node", "", REQ, UNS),
-        flag_row("spread-job", "", UNS, env="SBATCH_SPREAD_JOB"),
-        row("switches", "", REQ, UNS, env="SBATCH_REQ_SWITCH SBATCH_WAIT4SWITCH"),
-        row("tasks-per-node", "", REQ, key="ntasks_per_node"),  # hidden alias
-        flag_row("test-only"),
-        row("thread-spec", "", REQ, UNS, env="SBATCH_THREAD_SPEC"),
-        row("threads-per-core", "", REQ, UNS, env="SBATCH_THREADS_PER_CORE"),
-        row("time", "t", REQ, env="SBATCH_TIMELIMIT"),
-        row("time-min", "", REQ, UNS),
-        row("tmp", "", REQ, UNS),
-        row("uid", "", REQ, UNS),
-        flag_row("use-min-nodes", "", IGN, env="SBATCH_USE_MIN_NODES"),
-        flag_row("verbose", "v", env="SBATCH_DEBUG", repeat="count"),
-        row("version", "V"),
-        row("usage"),
+        "reservation signal sockets-per-node spread-job switches tasks-per-node test-only",
+        "thread-spec threads-per-core time time-min tmp uid use-min-nodes verbose version usage",
         flag_row("wait", "W", UNS, env="SBATCH_WAIT"),
-        row("wait-all-nodes", "", REQ, UNS, env="SBATCH_WAIT_ALL_NODES"),
-        row("wckey", "", REQ, IGN, env="SBATCH_WCKEY"),
+        "wait-all-nodes wckey",
         row("wrap", "", REQ),
     ),
+    status={"hold": SUP, "signal": SUP, "test-only": SUP},
+    permute=False,
+    error_exit=255,
 )
 
 # sbatch options acted on before the script is read; Slurm skips them when

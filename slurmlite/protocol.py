@@ -112,7 +112,7 @@ class JobSubmit:
     mem_per_node: int | None = None  # --mem (0 = whole node)
     mem_per_cpu: int | None = None
     mem_per_gpu: int | None = None
-    gres_per_node: int | None = None  # GPUs per node from --gres/--gpus-per-node
+    gpus_per_node: int | None = None  # GPUs per node from --gres/--gpus-per-node
     gpus_total: int | None = None  # --gpus
     gpu_type: str | None = None
     tres_per_node: str | None = None  # as Slurm shows it, e.g. "gres:gpu:2"
@@ -426,6 +426,10 @@ class LaunchSpec:
     std_err: str  # expanded path, absolute (same as std_out when merged)
     std_in: str
     open_mode: str
+    # the job's GPUs on this node, as the plan chose them: the node's indices (0..k-1),
+    # not renumbered per job; the environment's GPU variables say the same, and an
+    # agent whose node owns a subset of a machine's GPUs points them at the
+    # machine's devices from this field (agent.gres.device_indices)
     gpus: list[int]
     kill_wait: int
     time_limit_s: int | None = None

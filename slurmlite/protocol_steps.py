@@ -94,7 +94,7 @@ class StepLaunch:
     ntasks: int  # the step's total
     num_nodes: int
     cpus_per_task: int
-    gpus: list[int]  # the node's GPUs for this step (global indices)
+    gpus: list[int]  # the node's GPUs for this step, indices as in LaunchSpec.gpus
     gpus_per_task: int | None
     master_addr: str
     master_port: int

@@ -238,7 +238,7 @@ def gpu_fields(gres: str | None, gpus_per_node: str | None, gpus: str | None) ->
     """The JobSubmit GPU fields for ``--gres``, ``--gpus-per-node``, ``--gpus``.
 
     >>> gpu_fields("gpu:a100:2", None, None)
-    {'gres_per_node': 2, 'gpu_type': 'a100', 'tres_per_node': 'gres:gpu:a100:2'}
+    {'gpus_per_node': 2, 'gpu_type': 'a100', 'tres_per_node': 'gres:gpu:a100:2'}
     >>> gpu_fields(None, None, "3")
     {'gpus_total': 3, 'gpu_type': None, 'tres_per_job': 'gres:gpu:3'}
 
@@ -252,7 +252,7 @@ def gpu_fields(gres: str | None, gpus_per_node: str | None, gpus: str | None) ->
             raise ValueError(GRES_ERROR)
         node, tres = parse_gpus(gpus_per_node), gpus_tres(gpus_per_node)
     if node is not None:
-        fields.update(gres_per_node=node.count, gpu_type=node.type, tres_per_node=tres)
+        fields.update(gpus_per_node=node.count, gpu_type=node.type, tres_per_node=tres)
     if gpus is not None:
         job = parse_gpus(gpus)
         fields.update(gpus_total=job.count, gpu_type=fields.get("gpu_type") or job.type)

@@ -32,7 +32,7 @@ Exit codes follow Slurm 22.05: getopt and option-value errors 255
 (``Invalid --time specification``), non-numeric counts 1 (``Invalid numeric
 value "x" for --ntasks.``, Slurm's ``parse_int`` exits 1), script and GRES
 errors 1.  Every error is a :class:`SbatchError` (a
-``slurmlite.getopt.CommandLineError``) carrying the exact stderr lines.
+``slurmlite.errors.CommandLineError``) carrying the exact stderr lines.
 
 Worked example: ``#SBATCH -t 10`` in the script, ``SBATCH_TIMELIMIT=20`` in
 the environment and ``sbatch -t 30 job.sh`` -> ``time_limit == 30``; without

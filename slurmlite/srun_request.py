@@ -38,7 +38,8 @@ import os
 from collections.abc import Mapping
 
 from slurmlite import resources
-from slurmlite.getopt import CommandLineError, Getopt, Occurrence, env_occurrences
+from slurmlite.errors import CommandLineError
+from slurmlite.getopt import Getopt, Occurrence, env_occurrences
 from slurmlite.sbatch_request import (
     COPIED,
     Options,
@@ -197,7 +198,7 @@ def _allocation(
         per_node, ntasks = geometry["ntasks_per_node"], geometry["ntasks"]
         if isinstance(per_node, int):
             gpu = {
-                "gres_per_node": count * per_node,
+                "gpus_per_node": count * per_node,
                 "tres_per_node": f"gres:gpu:{count * per_node}",
             }
         else:

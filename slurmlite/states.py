@@ -33,8 +33,11 @@ Counts (spec §6.8)
 
 from __future__ import annotations
 
+import os
 import signal as _signal
 from collections.abc import Iterable, Sequence
+
+from slurmlite import reasons
 
 # ---------------------------------------------------------------- job states
 
@@ -149,37 +152,10 @@ def job_matches_states(base: str, flags: Iterable[str], wanted: set[str] | froze
 
 # ------------------------------------------------------------------- reasons
 
-REASONS: frozenset[str] = frozenset(
-    {
-        # waiting
-        "None", "Priority", "Resources", "Dependency", "DependencyNeverSatisfied",
-        "BeginTime", "JobHeldUser", "JobHeldAdmin", "JobHoldMaxRequeue",
-        "PartitionTimeLimit", "PartitionNodeLimit", "PartitionDown", "PartitionInactive",
-        "PartitionConfig", "ReqNodeNotAvail", "Reservation", "Licenses",
-        "JobArrayTaskLimit", "Cleaning", "Prolog", "BadConstraints", "SchedDefer",
-        "AccountNotAllowed", "QOSNotAllowed", "AccountingPolicy",
-        "AssocGrpCpuLimit", "AssocGrpJobsLimit", "AssocGrpMemLimit", "AssocGrpNodeLimit",
-        "AssocGrpGRES", "AssocGrpSubmitJobsLimit", "AssocGrpWallLimit", "AssocMaxJobsLimit",
-        "AssocMaxWallDurationPerJobLimit", "AssocMaxSubmitJobLimit",
-        "QOSGrpCpuLimit", "QOSGrpJobsLimit", "QOSGrpMemLimit", "QOSGrpNodeLimit",
-        "QOSGrpGRES", "QOSGrpSubmitJobsLimit", "QOSMaxJobsPerUserLimit",
-        "QOSMaxGRESPerUser", "QOSMaxCpuPerUserLimit", "QOSMaxWallDurationPerJobLimit",
-        "QOSMaxSubmitJobPerUserLimit", "QOSUsageThreshold", "MaxJobsPerAccount",
-        "QOSMaxCpuPerJobLimit", "QOSMaxMemoryPerJob", "QOSMaxNodePerJobLimit", "QOSMaxGRESPerJob",
-        "QOSMaxMemoryPerUser", "QOSMaxNodePerUserLimit",
-        # recorded on ended jobs
-        "NonZeroExitCode", "RaisedSignal", "TimeLimit", "NodeDown", "OutOfMemory",
-        "InactiveLimit", "JobLaunchFailure", "SystemFailure", "DeadLine",
-        "InvalidAccount", "InvalidQOS",
-    }
-)  # fmt: skip
-
-
-def check_reason(name: str) -> str:
-    """Return ``name`` if it is in the closed vocabulary, else ``ValueError``."""
-    if name not in REASONS:
-        raise ValueError(f"unknown job reason: {name!r}")
-    return name
+# The vocabulary and its check live in ``slurmlite.reasons`` (one named constant per
+# reason); these names stay here for the callers that read states and reasons together.
+REASONS = reasons.REASONS
+check_reason = reasons.check_reason
 
 
 # ---------------------------------------------------------------- exit codes
@@ -306,3 +282,20 @@ def parse_signal(text: str) -> int:
 def signal_description(number: int) -> str:
     """``9`` -> ``"Killed"`` (for ``RaisedSignal:9(Killed)``)."""
     return _signal.strsignal(number) or f"Signal {number}"
+
+
+def final_state(status: int) -> tuple[str, str]:
+    """(state, reason) of a job whose batch script or command ended with raw ``status``.
+
+    The OOM marker of the node's cgroup -> OUT_OF_MEMORY; killed by a signal ->
+    FAILED (RaisedSignal); a non-zero exit -> FAILED (NonZeroExitCode); else
+    COMPLETED.  E.g. ``3 << 8`` -> ("FAILED", "NonZeroExitCode"), 9 ->
+    ("FAILED", "RaisedSignal").
+    """
+    if status & 0xFF == OOM_STATUS:
+        return "OUT_OF_MEMORY", reasons.OUT_OF_MEMORY
+    if os.WIFSIGNALED(status):
+        return "FAILED", reasons.RAISED_SIGNAL
+    if os.WEXITSTATUS(status) != 0:
+        return "FAILED", reasons.NON_ZERO_EXIT_CODE
+    return "COMPLETED", reasons.NONE

@@ -71,6 +71,7 @@ from slurmlite.jobenv import (
     inject,
     is_stale,
     ordered_allocs,
+    set_gpu_indices,
     working_cluster,
 )
 from slurmlite.protocol import JobInfo
@@ -274,12 +275,5 @@ def task_environment(
     env["SLURM_NODEID"] = str(node_index)
     inject(env, {"RANK": str(task), "LOCAL_RANK": str(local_id)}, inherited_injections(node_env))
     if task_gpus is not None:
-        ids = ",".join(str(g) for g in task_gpus)
-        for name in GPU_DEVICE_VARS:
-            if name in env:
-                env[name] = ids
-        if task_gpus:
-            env["SLURM_STEP_GPUS"] = ids
-        else:
-            env.pop("SLURM_STEP_GPUS", None)
+        set_gpu_indices(env, task_gpus, "SLURM_STEP_GPUS")
     return env

@@ -61,7 +61,7 @@ RANGES: dict[str, tuple[int, int]] = {
             "mem_per_node",
             "mem_per_cpu",
             "mem_per_gpu",
-            "gres_per_node",
+            "gpus_per_node",
             "gpus_total",
             "gpus",
             "time_limit",

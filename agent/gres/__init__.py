@@ -11,6 +11,9 @@ Two sources behind one function, chosen as Slurm's ``AutoDetect`` does:
   tested on CPUs.
 
 Probing (asking the hardware) is kept apart from parsing (reading config).
+Which of the machine's devices an order's GPUs are is ``device_indices``:
+the order says them typed (``LaunchSpec.gpus``), never in an environment
+string for the agent to parse back.
 
 Example: ``discover(auto_detect="nvml", configured=4, gpu_type="a100")`` on a
 laptop without a driver returns 4 fake devices named ``a100``; on a machine
@@ -19,6 +22,7 @@ with 8 H200s and ``auto_detect="nvml"`` it returns the 8 real ones.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -68,28 +72,19 @@ def parse_device_list(text: str) -> list[int]:
     return out
 
 
-GPU_INDEX_VARS = (
-    "CUDA_VISIBLE_DEVICES",
-    "GPU_DEVICE_ORDINAL",
-    "ROCR_VISIBLE_DEVICES",
-    "ZE_AFFINITY_MASK",
-    "SLURM_JOB_GPUS",
-    "SLURM_STEP_GPUS",
-)
+def device_indices(gpus: Sequence[int], devices: Sequence[GpuDevice]) -> list[int]:
+    """The machine's indices of the node's GPUs ``gpus`` (as the scheduler numbers them).
 
+    The scheduler counts a node's GPUs from 0; a node that owns a subset of
+    a machine's GPUs (``--gpu-devices 2-3``) must tell CUDA the machine's
+    numbers.  ``gpus`` come typed in the order (``LaunchSpec.gpus``,
+    ``StepLaunch.gpus``); they are returned unchanged when the node's
+    devices are numbered 0..k-1 or one of them is not a device of this node.
 
-def translate_gpu_env(env: dict[str, str], devices: list[GpuDevice]) -> dict[str, str]:
-    """Rewrite scheduler GPU indices (0..k-1 on this node) into the real device indices.
-
-    Only needed when a node owns a subset of a machine's GPUs: the scheduler
-    counts the node's GPUs from 0, CUDA must be told the machine's numbers.
+    >>> device_indices([1], [GpuDevice(2, "g"), GpuDevice(3, "g")])
+    [3]
     """
     real = [d.index for d in devices]
-    if real == list(range(len(real))):
-        return env
-    out = dict(env)
-    for key in GPU_INDEX_VARS:
-        value = out.get(key)
-        if value and all(x.isdigit() and int(x) < len(real) for x in value.split(",")):
-            out[key] = ",".join(str(real[int(x)]) for x in value.split(","))
-    return out
+    if real == list(range(len(real))) or not all(0 <= g < len(real) for g in gpus):
+        return list(gpus)
+    return [real[g] for g in gpus]

@@ -22,12 +22,16 @@ administrator's ``Priority=N`` (``admin_priority``) replaces the formula;
 charged: Slurm's basic plugin tracks none).  A write is guarded by the
 priority that was read, so a hold or update that lands meanwhile wins.
 
-Per pending job a recalculation costs one age factor and two string joins:
-the shape's evaluation (all factors with age 0) is shared, and the age
-term is added in the same order as ``Factors.total`` adds it, so the value
-equals ``multifactor(...)`` exactly.  E.g. weights Age=1000, JobSize=1000
-and a shape whose weighted job size is 250: a job eligible for half of
-PriorityMaxAge gets ``trunc(500.0 + 250.0) = 750``.
+Per pending job a recalculation costs one age factor and a few additions:
+the shape's evaluation (all factors with age 0) is shared, and
+``multifactor.AgeOnly`` puts the job's age into it, adding the terms in
+the order ``Factors.total`` adds them, so the value equals
+``multifactor(...)`` exactly.  E.g. weights Age=1000, JobSize=1000 and a
+shape whose weighted job size is 250: a job eligible for half of
+PriorityMaxAge gets ``trunc(500.0 + 250.0) = 750``.  The breakdown is
+``AgeOnly.as_dict(age)`` through ``json``, once per (shape, age): ages are
+whole seconds waited over PriorityMaxAge, so a burst of submissions shares
+one text, and so do all jobs past PriorityMaxAge.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
@@ -48,14 +53,15 @@ from controller.accounting.priority_facts import (
     build_facts,
     compact_json,
     encode,
-    factors_dict,
     load_accounting,
     request_tres,
 )
+from controller.accounting.shares import share_table
 from controller.accounting.usage_charge import ChargeReport, UsageSettings, charge_usage
+from controller.store.db import Database
 from controller.store.models import JobRow
 from slurmlite.config import Config
-from slurmlite.scheduler.billing import tres_sort_key
+from slurmlite.protocol_policy import SharesAnswer
 from slurmlite.scheduler.fairshare import (
     AssocRecord,
     FairShare,
@@ -63,16 +69,13 @@ from slurmlite.scheduler.fairshare import (
     tree_from_records,
 )
 from slurmlite.scheduler.multifactor import (
+    AgeOnly,
     JobFacts,
-    JobPriority,
     PriorityParams,
     age_factor,
-    clamp_priority,
     multifactor,
 )
-
-if TYPE_CHECKING:
-    from controller.context import Controller
+from slurmlite.scheduler.registry import is_multifactor
 
 log = logging.getLogger("slurmctld.priority")
 
@@ -104,7 +107,7 @@ _SET_PRIORITY = (
     .values(priority=bindparam("b_prio"), prio_factors=bindparam("b_factors"))
 )
 _MAX_SHAPES = 50_000  # cached evaluations kept between recalculations
-_AGE0 = '{"age":0.0'
+_MAX_TEXTS = 50_000  # cached breakdown texts, (shape, age) -> JSON
 
 
 class _Attrs:
@@ -112,44 +115,6 @@ class _Attrs:
 
     def __init__(self, values: dict[str, Any]) -> None:
         self.__dict__ = values
-
-
-class _Shape:
-    """One shape's evaluation with age 0, and how to add an age term to it."""
-
-    __slots__ = ("value", "text", "parts", "tres", "site", "nice", "norm_tail", "w_tail")
-
-    def __init__(self, base: JobPriority) -> None:
-        w = base.weighted
-        self.value, self.text = base.value, encode(base)
-        self.parts = (w.assoc, w.fairshare, w.jobsize, w.partition, w.qos)
-        tres = 0.0
-        for name in sorted(w.tres, key=tres_sort_key):  # Factors.total's order
-            tres += w.tres[name]
-        self.tres, self.site, self.nice = tres, w.site, w.nice
-        self.norm_tail = encode_tail(base.factors)
-        self.w_tail = encode_tail(w)
-
-    def at(self, age: float, weight: int) -> tuple[int, str]:
-        """Value and breakdown with normalised age ``age`` (same sums as ``Factors.total``)."""
-        if not age or not weight:
-            return self.value, self.text
-        wage = age * weight
-        assoc, fs, js, part, qos = self.parts
-        raw = wage + assoc + fs + js + part + qos
-        value = clamp_priority(raw + self.tres + self.site - self.nice)
-        text = (
-            f'{{"norm":{{"age":{age!r}{self.norm_tail},'
-            f'"weighted":{{"age":{wage!r}{self.w_tail},"direct":false}}'
-        )
-        return value, text
-
-
-def encode_tail(f: Any) -> str:
-    """A Factors' JSON after its age entry (ages are 0.0 in an evaluated shape)."""
-    text = compact_json(factors_dict(f))
-    assert text.startswith(_AGE0), text
-    return text[len(_AGE0) :]
 
 
 @dataclass
@@ -160,25 +125,53 @@ class _State:
     rows: Any  # the node rows the facts were built from (NodeService.rows() identity)
     facts: PolicyFacts
     fairshare: FairShare
-    shapes: dict[tuple[Any, ...], _Shape] = field(default_factory=dict)
+    shapes: dict[tuple[Any, ...], AgeOnly] = field(default_factory=dict)
+    texts: dict[tuple[AgeOnly, float], str] = field(default_factory=dict)  # (shape, age)
+
+    def text(self, shape: AgeOnly, age: float) -> str:
+        """The stored breakdown of ``shape`` at normalised age ``age`` (encoded once)."""
+        key = (shape, age if shape.weight else 0.0)
+        text = self.texts.get(key)
+        if text is None:
+            if len(self.texts) >= _MAX_TEXTS:
+                self.texts.clear()
+            text = self.texts[key] = compact_json(shape.as_dict(age))
+        return text
 
 
 class PriorityService:
-    """Multifactor priorities, usage and fair-share of one controller (``ctl.priorities``)."""
+    """Multifactor priorities, usage and fair-share of one controller (``ctl.priorities``).
 
-    def __init__(self, ctl: Controller) -> None:
-        self.ctl = ctl
+    It is given what it uses: the store, the configuration (again at each
+    :meth:`configure`), the node rows (``NodeService.rows``), the associations
+    (``Accounts.records``) and ``wake``, called when priorities changed so that
+    the scheduler looks again.
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        cfg: Config,
+        node_rows: Callable[[], Sequence[Any]],
+        records: Callable[[Session], Iterable[AssocRecord]],
+        wake: Callable[[], None],
+    ) -> None:
+        self.db = db
+        self._node_rows = node_rows
+        self._records = records
+        self._wake = wake
         self._state: _State | None = None
         self._accounting: Accounting | None = None
         self._fairshare: FairShare | None = None
         self.last_calc: float | None = None
         self.last_report = ChargeReport()
-        self.configure(ctl.cfg)
+        self.configure(cfg)
 
     def configure(self, cfg: Config) -> None:
         """(Re)read the Priority* keys (``scontrol reconfigure``); caches start afresh."""
+        self.cfg = cfg
         self.params = PriorityParams.from_config(cfg)
-        self.multifactor = cfg.priority_type.strip().lower() == "priority/multifactor"
+        self.multifactor = is_multifactor(cfg.priority_type)
         period = cfg.priority_calc_period
         self.period: float = math.inf if period is None else float(period) * 60.0
         self.usage = UsageSettings(
@@ -201,12 +194,12 @@ class PriorityService:
 
     def _current(self) -> _State:
         """The evaluation state, rebuilt when the configuration or the node rows changed."""
-        cfg, rows = self.ctl.cfg, self.ctl.nodes.rows()
+        cfg, rows = self.cfg, self._node_rows()
         state = self._state
         if state is not None and state.cfg is cfg and state.rows is rows:
             return state
         if self._accounting is None or self._fairshare is None:
-            with self.ctl.db.read() as s:
+            with self.db.read() as s:
                 self._accounting = load_accounting(s)
                 self._fairshare = self._compute_fairshare(s)
         state = _State(cfg, rows, build_facts(cfg, rows, self._accounting), self._fairshare)
@@ -220,14 +213,17 @@ class PriorityService:
         """The fair-share table of the last recalculation (sshare may read it)."""
         return self._current().fairshare
 
-    def _records(self, s: Session) -> list[AssocRecord]:
-        return list(self.ctl.accounts.records(s))
+    def shares(self, now: float) -> SharesAnswer:
+        """The sshare table at ``now``, uncharged usage included (``accounting.shares``)."""
+        with self.db.read() as s:
+            return share_table(s, self.cfg, self._records(s), self.facts(), self.usage, now)
 
     def _compute_fairshare(self, s: Session) -> FairShare:
-        tree = tree_from_records(self._records(s))
+        tree = tree_from_records(list(self._records(s)))
         return compute_fairshare(tree, fair_tree=self.params.fair_tree, dampening=self.dampening)
 
-    def _shape(self, state: _State, key: tuple[Any, ...], job: Any) -> _Shape:
+    def _shape(self, state: _State, key: tuple[Any, ...], job: Any) -> AgeOnly:
+        """The shape's evaluation at age 0 (``key``: the job's ``SHAPE`` columns), kept."""
         shape = state.shapes.get(key)
         if shape is not None:
             return shape
@@ -248,7 +244,7 @@ class PriorityService:
             qos_priority=facts.qos_priority.get(qos, 0),
             assoc_priority=_assoc_priority(facts, account, user),
         )
-        shape = _Shape(base)
+        shape = AgeOnly(base, self.params.age)
         if len(state.shapes) >= _MAX_SHAPES:
             state.shapes.clear()
         state.shapes[key] = shape
@@ -261,15 +257,20 @@ class PriorityService:
 
     # ---------------------------------------------------------- one job
 
-    def at_submit(self, values: dict[str, Any]) -> None:
-        """Set ``priority`` and ``prio_factors`` of a new job's column values (age 0)."""
+    def at_submit(self, values: dict[str, Any]) -> bool:
+        """Set ``priority`` and ``prio_factors`` of a new job's column values (age 0).
+
+        Returns whether it did (multifactor); with ``priority/basic`` only the
+        breakdown is set (to None) and the caller gives the FIFO value.
+        """
         if not self.multifactor:
             values["prio_factors"] = None
-            return
+            return False
         state = self._current()
         shape = self._shape(state, _shape_of_values(values), _Attrs(values))
-        values["priority"] = 0 if values.get("hold") is not None else shape.value
-        values["prio_factors"] = shape.text
+        values["priority"] = 0 if values.get("hold") is not None else shape.base.value
+        values["prio_factors"] = state.text(shape, 0.0)
+        return True
 
     def evaluate(self, job: Any, now: float) -> tuple[int, str]:
         """Priority and breakdown of a stored job at ``now`` (held: 0, factors kept)."""
@@ -283,11 +284,10 @@ class PriorityService:
             )
             return direct.value, encode(direct)
         state = self._current()
-        key = tuple(getattr(job, name) for name in SHAPE)
-        value, text = self._shape(state, key, job).at(
-            self._age(job.eligible_time, job.submit_time, now), self.params.age
-        )
-        return (0 if job.hold is not None else value), text
+        shape = self._shape(state, tuple(getattr(job, name) for name in SHAPE), job)
+        age = self._age(job.eligible_time, job.submit_time, now)
+        value = 0 if job.hold is not None else shape.value(age)
+        return value, state.text(shape, age)
 
     def set_row(self, row: JobRow, now: float) -> None:
         """Give ``row`` its multifactor priority now (release, update); basic: unchanged."""
@@ -307,8 +307,8 @@ class PriorityService:
         """Usage (reset, decay, charge), fair-share, and every pending job's priority."""
         began = time.perf_counter()
         self.last_calc = now
-        cfg, rows = self.ctl.cfg, self.ctl.nodes.rows()
-        with self.ctl.db.write() as s:
+        cfg, rows = self.cfg, self._node_rows()
+        with self.db.write() as s:
             self._accounting = load_accounting(s)
             facts = build_facts(cfg, rows, self._accounting)
             if self.multifactor:
@@ -321,7 +321,7 @@ class PriorityService:
         if self.multifactor:
             pending, changed = self._reprioritise(self._state, now)
         if changed:
-            self.ctl.loop.wake()
+            self._wake()
         log.info(
             "event=priority_recalc pending=%d changed=%d took_ms=%.1f",
             pending,
@@ -331,14 +331,15 @@ class PriorityService:
 
     def _reprioritise(self, state: _State, now: float) -> tuple[int, int]:
         """Every pending, unheld job's priority; the changed ones written.  (read, written)"""
-        with self.ctl.db.read() as s:
+        with self.db.read() as s:
             stmt = select(*_PENDING_COLUMNS).where(
                 _JOBS.c.state == "PENDING", _JOBS.c.hold.is_(None)
             )
             rows = s.connection().execute(stmt).all()
-        width, weight = len(SHAPE), self.params.age
+        width = len(SHAPE)
         incr_only = "INCR_ONLY" in self.params.flags
         ages: dict[tuple[float | None, float], float] = {}  # a burst shares its times
+        shapes, texts = state.shapes, state.texts  # (age is 0.0 whenever its weight is 0)
         changes = []
         for r in rows:
             if r.admin_priority:
@@ -348,15 +349,18 @@ class PriorityService:
                 age = ages.get(times)
                 if age is None:
                     age = ages[times] = self._age(r.eligible_time, r.submit_time, now)
-                value, text = self._shape(state, tuple(r[:width]), r).at(age, weight)
+                key = tuple(r[:width])
+                shape = shapes.get(key) or self._shape(state, key, r)
+                value = shape.value(age)
                 if incr_only and value < r.priority:
                     continue
+                text = texts.get((shape, age)) or state.text(shape, age)
             if value != r.priority or text != r.prio_factors:
                 changes.append(
                     {"b_id": r.id, "b_old": r.priority, "b_prio": value, "b_factors": text}
                 )
         if changes:
-            with self.ctl.db.write_rows() as conn:
+            with self.db.write_rows() as conn:
                 conn.execute(_SET_PRIORITY, changes)
         return len(rows), len(changes)
 

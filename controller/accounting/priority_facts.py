@@ -2,10 +2,11 @@
 
 ``slurmlite.scheduler.multifactor`` is pure: every number it normalises by
 arrives as a parameter.  This module gathers those numbers from the
-configuration, the node rows and the accounting tables, and turns a stored
-job (an ORM row, a result row or a dict of column values) into the pure
-module's ``JobFacts``.  It also writes a breakdown as the ``jobs.prio_factors``
-JSON text that sprio, ``slurmlite explain`` and sshare read::
+configuration, the node rows and the accounting tables, and says what a
+stored job (an ORM row, a result row or a dict of column values) asks for
+and holds (its TRES).  It also writes a breakdown, ``JobPriority.as_dict()``
+through ``json``, as the ``jobs.prio_factors`` text that sprio and
+``slurmlite explain`` read::
 
     {"norm": {"age": 0.5, "assoc": 0.0, "fairshare": 0.4, "jobsize": 0.25,
               "partition": 1.0, "qos": 0.0, "tres": {"cpu": 0.25}, "site": 0, "nice": 0},
@@ -37,16 +38,10 @@ from sqlalchemy.orm import Session
 from controller.store.models import AssocRow, QosRow
 from slurmlite.config import Config
 from slurmlite.scheduler.billing import job_tres, parse_tres_weights
-from slurmlite.scheduler.multifactor import (
-    ClusterFacts,
-    Factors,
-    JobFacts,
-    JobPriority,
-    PartitionFacts,
-)
+from slurmlite.scheduler.multifactor import ClusterFacts, JobPriority, PartitionFacts
 
-#: compact JSON, exactly ``json.dumps(x, separators=(",", ":"))``
-compact_json = json.JSONEncoder(separators=(",", ":")).encode
+#: compact JSON, exactly ``json.dumps(x, separators=(",", ":"))`` (a breakdown holds no cycles)
+compact_json = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 
 @dataclass(frozen=True)
@@ -165,43 +160,6 @@ def held_tres(alloc_json: str | None, fallback: Any) -> dict[str, float]:
     )
 
 
-def job_facts(job: Any, tres: Mapping[str, float] | None = None) -> JobFacts:
-    """``JobFacts`` of a stored job (attribute access: ORM row, result row, RowView)."""
-    return JobFacts(
-        min_nodes=job.nodes_min or 1,
-        cpus=job.num_cpus or 1,
-        tres=request_tres(job) if tres is None else tres,
-        accrue_time=job.eligible_time,
-        submit_time=job.submit_time,
-        time_limit=job.time_limit,
-        nice=job.nice or 0,
-        admin_priority=job.admin_priority,
-        held=job.hold is not None,
-    )
-
-
-def factors_dict(f: Factors) -> dict[str, Any]:
-    """``dataclasses.asdict(f)`` without its deep copies (this runs once per job)."""
-    return {
-        "age": f.age,
-        "assoc": f.assoc,
-        "fairshare": f.fairshare,
-        "jobsize": f.jobsize,
-        "partition": f.partition,
-        "qos": f.qos,
-        "tres": dict(f.tres),
-        "site": f.site,
-        "nice": f.nice,
-    }
-
-
 def encode(p: JobPriority) -> str:
-    """The ``jobs.prio_factors`` text of a breakdown (compact JSON)."""
-    return compact_json(
-        {"norm": factors_dict(p.factors), "weighted": factors_dict(p.weighted), "direct": p.direct}
-    )
-
-
-def decode(text: str | None) -> dict[str, Any] | None:
-    """``jobs.prio_factors`` back into its dict (None: never computed)."""
-    return json.loads(text) if text else None
+    """The ``jobs.prio_factors`` text of a breakdown: ``p.as_dict()`` as compact JSON."""
+    return compact_json(p.as_dict())

@@ -59,7 +59,7 @@ async def get_user(request: Request, ctl: Ctl) -> Caller:
         _pid, uid, gid = creds
         return ctl.admins.caller(uid, gid)
     try:
-        caller = await authenticate.identify(ctl, request.headers)
+        caller = await authenticate.identify(ctl.cfg, ctl.admins, ctl.clock(), request.headers)
     except SlurmError as e:  # expired or invalid munge credential / token
         raise HTTPException(status_code=401, detail=e.as_answer()) from None
     if caller is None:

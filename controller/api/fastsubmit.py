@@ -119,7 +119,8 @@ class SubmitShortcut:
 
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
-            caller = await authenticate.identify(self.app.state.controller, headers)
+            ctl = self.app.state.controller
+            caller = await authenticate.identify(ctl.cfg, ctl.admins, ctl.clock(), headers)
         except SlurmError as exc:  # the 401 body FastAPI's get_user gives
             await _answer(send, 401, {"detail": exc.as_answer()})
             return

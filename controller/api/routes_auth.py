@@ -42,7 +42,7 @@ class TokenOut(BaseModel):
 
 @router.post("/token", response_model=TokenOut)
 async def token(req: TokenRequest, caller: UserCaller, ctl: Ctl) -> TokenOut:
-    text, user, lifespan = authenticate.authenticator(ctl).mint(
+    text, user, lifespan = authenticate.authenticator(ctl.cfg).mint(
         caller, req.username, req.lifespan, ctl.clock()
     )
     return TokenOut(token=text, username=user, lifespan=lifespan)
@@ -51,5 +51,5 @@ async def token(req: TokenRequest, caller: UserCaller, ctl: Ctl) -> TokenOut:
 def router_for(ctl: Controller) -> APIRouter:
     """The router, once the configuration's auth/jwt key has been checked: a controller
     configured for tokens it cannot sign or check refuses to start (``ConfigError``)."""
-    authenticate.authenticator(ctl).check()
+    authenticate.authenticator(ctl.cfg).check()
     return router

@@ -43,7 +43,9 @@ class AllocationState(BaseModel):
 @router.post("/{job_id}/steps", response_model=StepGrantModel, operation_id="create_step")
 async def create(job_id: JobIdPath, body: StepRequestModel, caller: UserCaller, ctl: Ctl):  # type: ignore[valid-type]
     req = from_dict(StepRequest, body.model_dump())  # type: ignore[attr-defined]
-    grant = await asyncio.to_thread(create_step, ctl, caller, job_id, req)
+    grant = await asyncio.to_thread(
+        create_step, ctl.db, ctl.cfg, ctl.signer, ctl.clock(), caller, job_id, req
+    )
     return to_dict(grant)
 
 
@@ -55,7 +57,9 @@ async def allocation(
     ctl: Ctl,
 ) -> AllocationState:
     upd = from_dict(AllocationUpdate, body.model_dump())  # type: ignore[attr-defined]
-    row, orders = await asyncio.to_thread(update_allocation, ctl, caller, job_id, upd)
+    row, orders = await asyncio.to_thread(
+        update_allocation, ctl.db, ctl.clock(), caller, job_id, upd
+    )
     for order in orders:  # the steps still running end on their nodes
         asyncio.create_task(ctl.loop.dispatch(order))
     if upd.end:

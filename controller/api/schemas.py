@@ -188,12 +188,6 @@ class Health(BaseModel):
     cluster: str
 
 
-class ErrorBody(BaseModel):
-    errno: int
-    error: str
-    detail: str | None = None
-
-
 # ------------------------------------------------------------------- sshare (H8)
 # answers: no request limits (RawUsage and TRESRunMins exceed 32 bits)
 from slurmlite import protocol_policy as pp  # noqa: E402

@@ -45,16 +45,12 @@ import pwd
 import stat
 import weakref
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from controller.auth.callers import AdminPolicy, Caller, uid_of
 from slurmlite import errors, jwt, munge
 from slurmlite.config import Config, ConfigError
 from slurmlite.credential import CredentialError
 from slurmlite.errors import SlurmError
-
-if TYPE_CHECKING:
-    from controller.context import Controller
 
 HEADER_MUNGE = "x-slurmlite-munge"
 HEADER_TOKEN = "x-slurm-user-token"
@@ -232,20 +228,27 @@ def _account(name: str) -> pwd.struct_passwd | None:
         return None
 
 
-_cache: weakref.WeakKeyDictionary[Controller, Authenticator] = weakref.WeakKeyDictionary()
+# id(cfg) -> (a weak reference to cfg, its Authenticator); Config is unhashable
+_cache: dict[int, tuple[weakref.ref[Config], Authenticator]] = {}
 
 
-def authenticator(ctl: Controller) -> Authenticator:
-    """The controller's ``Authenticator``, rebuilt when ``scontrol reconfigure`` swaps the
-    ``Config`` (a new key file or lifespan takes effect then)."""
-    found = _cache.get(ctl)
-    if found is None or found.cfg is not ctl.cfg:
-        found = _cache[ctl] = Authenticator(ctl.cfg)
+def authenticator(cfg: Config) -> Authenticator:
+    """The ``Authenticator`` of configuration ``cfg``: one per ``Config``, so
+    ``scontrol reconfigure`` (a new ``Config``) brings a new key file or lifespan
+    into effect."""
+    ref, found = _cache.get(id(cfg), (None, None))
+    if ref is None or ref() is not cfg or found is None:
+        for key in [k for k, (r, _) in _cache.items() if r() is None]:
+            del _cache[key]  # configurations gone (reconfigured, or a test's controller)
+        found = Authenticator(cfg)
+        _cache[id(cfg)] = (weakref.ref(cfg), found)
         if found.jwt and found.problem:
             log.error("auth/jwt unusable: %s", found.problem)
     return found
 
 
-async def identify(ctl: Controller, headers: Mapping[str, str]) -> Caller | None:
-    """The caller a TCP request's headers prove (None: no credential in them)."""
-    return await authenticator(ctl).identify(headers, ctl.admins, ctl.clock())
+async def identify(
+    cfg: Config, admins: AdminPolicy, now: float, headers: Mapping[str, str]
+) -> Caller | None:
+    """The caller a TCP request's headers prove at ``now`` (None: no credential in them)."""
+    return await authenticator(cfg).identify(headers, admins, now)

@@ -1,1 +1,10 @@
-"""controller.jobs."""
+"""Jobs: submitting, changing, cancelling and completing them.
+
+``validate.py``      ``SubmitValidator``: a submission checked against the
+                     configuration, partitions, accounts and limits, turned
+                     into a job row (priority at submit included).
+``submit_queue.py``  group commit: concurrent submissions share a transaction.
+``service.py``       ``JobService``: submit, read, cancel, completions, and the
+                     agent orders that follow a change.
+``operations.py``    ``JobOps``: hold, release, requeue, update (scontrol).
+"""

@@ -60,16 +60,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from controller.auth.callers import Caller, may_act_on
-from controller.jobs.service import AgentOrder, JobService
+from controller.jobs.service import JobService
+from controller.nodes.agent_client import AgentOrder
 from controller.sched.gather import pending_job
 from controller.store.models import JobRow
 from controller.store.rows import split_list
-from slurmlite import errors
+from slurmlite import errors, reasons
 from slurmlite.scheduler.priority import initial_priority
 from slurmlite.states import is_finished
 from slurmlite.timefmt import fmt_timestamp
 
-USER_HOLD, ADMIN_HOLD = "JobHeldUser", "JobHeldAdmin"
+USER_HOLD, ADMIN_HOLD = reasons.JOB_HELD_USER, reasons.JOB_HELD_ADMIN
 REQUEUE_HELD = "job requeued in held state"  # scontrol show job's Reason description
 YEAR_MIN = 365 * 24 * 60  # an unlimited job counts as one year when its limit changes
 
@@ -174,7 +175,7 @@ class JobOps:
                 return errors.ESLURM_ACCESS_DENIED
             # a release also ends an operator's Priority=N (Slurm's direct priority)
             row.hold, row.state_desc, row.admin_priority = None, None, None
-            row.reason = "None"  # a pending job's until the next pass looks at it
+            row.reason = reasons.NONE  # a pending job's until the next pass looks at it
             if row.state == "PENDING" and (row.eligible_time or 0) <= now:
                 row.eligible_time = now
             self._fresh_priority(row, now)
@@ -342,7 +343,7 @@ def _check_priority(caller: Caller, row: JobRow, new: int | None) -> int:
 
 def _requeue_row(row: JobRow, now: float, delay: int) -> None:
     """Back to PENDING for another run (``loop._requeue`` without deleting the batch step)."""
-    row.state, row.reason, row.flags, row.state_desc = "PENDING", "BeginTime", "", None
+    row.state, row.reason, row.flags, row.state_desc = "PENDING", reasons.BEGIN_TIME, "", None
     row.restarts += 1
     row.eligible_time = now + delay + 1
     row.start_time = row.end_time = None

@@ -15,7 +15,6 @@ resources free.
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,12 +25,13 @@ from sqlalchemy.orm import defer
 
 from controller.auth.callers import Caller, may_act_on
 from controller.jobs.validate import SubmitPlan, SubmitValidator
+from controller.nodes.agent_client import AgentOrder
 from controller.steps.ends import SPECIAL, end_part, running_steps, step_state
 from controller.store import job_query
 from controller.store.db import Database
 from controller.store.models import JobRow, MetaRow, StepRow
 from controller.store.rows import add_flag, allocs_of, drop_flag, row_maker, split_list
-from slurmlite import errors
+from slurmlite import errors, reasons
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import (
     CancelRequest,
@@ -41,22 +41,7 @@ from slurmlite.protocol import (
     JobSubmit,
     from_dict,
 )
-from slurmlite.states import OOM_STATUS, is_finished
-
-
-@dataclass
-class AgentOrder:
-    """Something an agent must be told after a commit."""
-
-    kind: str  # "terminate" | "signal"
-    job_id: int
-    node: str
-    restarts: int
-    signal: int | None = None
-    message: str | None = None
-    batch_only: bool = False
-    full: bool = False
-
+from slurmlite.states import final_state, is_finished
 
 # a submission's outcome: (job id, --test-only message), or why it was refused
 SubmitOutcome = tuple[int, str | None] | Exception
@@ -65,6 +50,8 @@ _Numbered = tuple[int, int, JobSubmit, SubmitPlan, dict[str, Any]]  # (index, jo
 
 _JOBS = JobRow.__table__
 _META = MetaRow.__table__
+# the reasons a pending job keeps when it is cancelled (any other becomes None)
+_KEPT_AT_CANCEL = (reasons.DEPENDENCY, reasons.BEGIN_TIME)
 _ADVANCE = (  # next_job_id += :count, returning the new value (the column is text)
     update(_META)
     .where(_META.c.key == "next_job_id")
@@ -316,7 +303,7 @@ class JobService:
         row.cancelled_by = caller.uid
         if row.state == "PENDING":
             row.state, row.end_time = "CANCELLED", now
-            row.reason = row.reason if row.reason in ("Dependency", "BeginTime") else "None"
+            row.reason = row.reason if row.reason in _KEPT_AT_CANCEL else reasons.NONE
             out.results.append(CancelResult(row.id))
             return
         row.state, row.end_time = "CANCELLED", now
@@ -405,34 +392,17 @@ class JobService:
             row.end_time = end
             row.exit_code = status
             if msg.launch_failed:
-                row.state, row.reason = "FAILED", msg.reason or "JobLaunchFailure"
+                row.state, row.reason = "FAILED", msg.reason or reasons.JOB_LAUNCH_FAILURE
                 row.state_desc = msg.detail
             else:
                 row.state, row.reason = final_state(status)
-                if row.reason in ("OutOfMemory", "RaisedSignal"):
+                if row.reason in (reasons.OUT_OF_MEMORY, reasons.RAISED_SIGNAL):
                     row.state_desc = None
         else:
             if row.exit_code in (None, 0):
                 row.exit_code = status
         row.flags = drop_flag(row.flags, "COMPLETING")
         return True
-
-
-def final_state(status: int) -> tuple[str, str]:
-    """(state, reason) of a job whose batch script or command ended with raw ``status``.
-
-    The OOM marker of the node's cgroup -> OUT_OF_MEMORY; killed by a signal ->
-    FAILED (RaisedSignal); a non-zero exit -> FAILED (NonZeroExitCode); else
-    COMPLETED.  E.g. ``3 << 8`` -> ("FAILED", "NonZeroExitCode"), 9 ->
-    ("FAILED", "RaisedSignal").
-    """
-    if status & 0xFF == OOM_STATUS:
-        return "OUT_OF_MEMORY", "OutOfMemory"
-    if os.WIFSIGNALED(status):
-        return "FAILED", "RaisedSignal"
-    if os.WEXITSTATUS(status) != 0:
-        return "FAILED", "NonZeroExitCode"
-    return "COMPLETED", "None"
 
 
 def _end_of_requeued_run(step: StepRow | None, node: str, msg: JobCompletion, now: float) -> bool:

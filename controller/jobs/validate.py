@@ -49,7 +49,7 @@ from controller.accounting.qos_limits import SubmitLimits
 from controller.auth.callers import Caller
 from controller.sched import willrun
 from controller.sched.gather import node_views, partition_views, pending_job
-from slurmlite import errors
+from slurmlite import errors, reasons
 from slurmlite.batchscript import (
     InputLimitError,
     check_environment,
@@ -82,7 +82,7 @@ _RANGE_ERRORS = {
     "mem_per_node": errors.ESLURM_INVALID_TASK_MEMORY,
     "mem_per_cpu": errors.ESLURM_INVALID_TASK_MEMORY,
     "mem_per_gpu": errors.ESLURM_INVALID_TASK_MEMORY,
-    "gres_per_node": errors.ESLURM_INVALID_GRES,
+    "gpus_per_node": errors.ESLURM_INVALID_GRES,
     "gpus_total": errors.ESLURM_INVALID_GRES,
 }
 
@@ -236,7 +236,7 @@ class SubmitValidator:
             or req.mem_per_gpu is not None
         ):
             return req.mem_per_node, req.mem_per_cpu, req.mem_per_gpu
-        wants_gpus = bool(req.gres_per_node or req.gpus_total)
+        wants_gpus = bool(req.gpus_per_node or req.gpus_total)
         if wants_gpus and self.cfg.def_mem_per_gpu:
             return None, None, self.cfg.def_mem_per_gpu
         if self.cfg.def_mem_per_cpu:
@@ -261,7 +261,7 @@ class SubmitValidator:
             "mem_per_node": mem_node,
             "mem_per_cpu": mem_cpu,
             "mem_per_gpu": mem_gpu,
-            "gpus_per_node": req.gres_per_node or 0,
+            "gpus_per_node": req.gpus_per_node or 0,
             "gpus_total": req.gpus_total,
             "gpu_type": req.gpu_type,
             "time_limit": plan.time_limit,
@@ -291,11 +291,11 @@ class SubmitValidator:
             submit_time=now,
             eligible_time=now,
             flags="",
-            reason="None",
+            reason=reasons.NONE,
             state_desc=None,
             nice=req.nice,
-            priority=initial_priority(req, self.policy, sequence=job_id),
-            prio_factors=None,  # multifactor's breakdown: set below
+            priority=0,  # the PriorityType's value and breakdown: set below, once
+            prio_factors=None,
             num_cpus=ntasks * (req.cpus_per_task or 1),
             tres_per_node=req.tres_per_node,
             tres_per_job=req.tres_per_job,
@@ -334,19 +334,21 @@ class SubmitValidator:
             last_sched_eval=now,  # Slurm evaluates a job once as it is submitted
         )
         if req.hold:
-            v["hold"] = v["reason"] = "JobHeldUser"
+            v["hold"] = v["reason"] = reasons.JOB_HELD_USER
             v["eligible_time"] = None
-        if self.priorities is not None:  # multifactor: the value and breakdown, age 0
-            self.priorities.at_submit(v)
+        if self.priorities is None or not self.priorities.at_submit(v):  # multifactor: age 0
+            v["priority"] = initial_priority(req, self.policy, sequence=job_id)
         if plan.error is not None:
             # Slurm keeps the id of a request that can never run and shows it
             # FAILED (BadConstraints); the submitter gets the error.
-            v.update(state="FAILED", reason="BadConstraints", exit_code=1 << 8, end_time=now)
+            v.update(state="FAILED", reason=reasons.BAD_CONSTRAINTS, exit_code=1 << 8, end_time=now)
         return v
 
     def test_only_message(self, job_id: int, values: dict[str, Any], now: float) -> str:
         """``sbatch --test-only``'s "to start at" line (``controller.sched.willrun``)."""
-        return willrun.test_only_message(self, job_id, values, now)
+        return willrun.test_only_message(
+            self.nodes.db, self.cfg, self.nodes, self.policy, job_id, values, now
+        )
 
 
 def check_limits(req: JobSubmit) -> None:

@@ -46,6 +46,20 @@ log = logging.getLogger("slurmctld.agents")
 CREDENTIAL_TTL = 120.0  # seconds, like Slurm's default credential lifetime
 
 
+@dataclass
+class AgentOrder:
+    """Something an agent must be told after a commit."""
+
+    kind: str  # "terminate" | "signal"
+    job_id: int
+    node: str
+    restarts: int
+    signal: int | None = None
+    message: str | None = None
+    batch_only: bool = False
+    full: bool = False
+
+
 @dataclass(frozen=True)
 class AgentAddress:
     node: str
@@ -244,7 +258,3 @@ def _by_size(specs: list[LaunchSpec], limit: int) -> list[list[LaunchSpec]]:
         chunks[-1].append(spec)
         used += size
     return [c for c in chunks if c]
-
-
-def now() -> float:
-    return time.time()

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from controller.nodes.agent_client import AgentAddress
 from controller.nodes.reconcile import Reconciler
 from controller.store.db import Database
 from controller.store.models import JobRow, NodeRow
@@ -277,6 +278,12 @@ class NodeService:
         return newly
 
     # ------------------------------------------------------------ views
+
+    def address(self, name: str) -> AgentAddress | None:
+        """Where node ``name``'s agent listens, or None for a node the store lacks."""
+        with self.db.read() as s:
+            row = s.get(NodeRow, name)
+            return AgentAddress(row.name, row.addr, row.port) if row else None
 
     def rows(self) -> list[NodeRow]:
         """Node rows, cached until this service writes a node (it is the only writer).

@@ -3,14 +3,14 @@
 The policy is pure (``slurmlite.scheduler``); this module is the mechanism
 around it, in the order of one pass:
 
-1. priorities: ``ctl.priorities.maybe_recalc(now)`` (multifactor priorities
+1. priorities: ``parts.priorities.maybe_recalc(now)`` (multifactor priorities
    and fair-share, recomputed every PriorityCalcPeriod) before the snapshot,
    so the pass sees them;
 2. which pass.  With ``SchedulerType=sched/backfill`` (the default) Slurm
    runs two schedulers: a cheap main pass on every event (a submission, a
    completion) and the full backfill pass every ``bf_interval`` seconds, and
    at start-up.  slurmlite does the same inside one loop: an *event pass*
-   is ``passes.main_pass``; a *full pass* is ``ctl.schedule_pass`` (the
+   is ``passes.main_pass``; a *full pass* is ``parts.full_pass`` (the
    backfill pass: main pass, then reservations and estimates) once
    ``bf_interval`` has gone by since the last full one.  ``bf_interval=-1``
    disables backfill (every pass is the main pass); ``sched/builtin`` runs
@@ -56,18 +56,19 @@ from controller.nodes.agent_client import AgentAddress
 from controller.sched import gather
 from controller.sched.launch import build_launch
 from controller.store.models import JobRow, NodeRow, StepRow
+from slurmlite import reasons
 from slurmlite.hostlist import compress_sorted
 from slurmlite.protocol import LaunchSpec
 from slurmlite.scheduler.backfill import BackfillParams
 from slurmlite.scheduler.passes import main_pass
+from slurmlite.scheduler.registry import backfills
 from slurmlite.scheduler.snapshot import Plan, Policy, Snapshot
 
 if TYPE_CHECKING:
-    from controller.context import Controller
+    from controller.sched.parts import SchedParts
 
 log = logging.getLogger("slurmctld.loop")
 
-BACKFILL = "sched/backfill"
 _TABLE = JobRow.__table__
 
 Launch = tuple[LaunchSpec, AgentAddress]
@@ -79,7 +80,7 @@ class PassState:
     """What the loop keeps from pass to pass."""
 
     pending: gather.PendingCache = field(default_factory=gather.PendingCache)
-    last_full: float | None = None  # ctl.clock() when the last full pass ran (None: not yet)
+    last_full: float | None = None  # the clock when the last full pass ran (None: not yet)
     snapshot: Snapshot | None = None  # the last full pass's input ...
     plan: Plan | None = None  # ... and its answer
     full: bool = False  # whether the latest pass was a full one
@@ -96,30 +97,32 @@ def bf_window(policy: Policy) -> float:
     return float(BackfillParams.from_policy(policy).bf_window) * 60.0
 
 
-def choose_pass(ctl: Controller, state: PassState, now: float) -> tuple[Callable[..., Plan], bool]:
+def choose_pass(
+    parts: SchedParts, state: PassState, now: float
+) -> tuple[Callable[..., Plan], bool]:
     """The pass to run now and whether it is a full one (see the module doc, step 2)."""
-    if ctl.policy.scheduler_type != BACKFILL:
-        return ctl.schedule_pass, True
-    interval = bf_interval(ctl.policy)
+    if not backfills(parts.policy.scheduler_type):
+        return parts.full_pass, True
+    interval = bf_interval(parts.policy)
     if interval < 0:
         return main_pass, True
     last = state.last_full
     # a clock stepped back counts as due: better one early pass than none for a long time
     if last is None or now - last >= interval or now < last:
-        return ctl.schedule_pass, True
+        return parts.full_pass, True
     return main_pass, False
 
 
-def schedule(ctl: Controller, state: PassState) -> list[Launch]:
+def schedule(parts: SchedParts, state: PassState) -> list[Launch]:
     """One scheduling pass: decide, record, and the launch orders to send."""
-    now = ctl.clock()
+    now = parts.clock()
     try:
-        ctl.priorities.maybe_recalc(now)
+        parts.priorities.maybe_recalc(now)
     except Exception:  # keep scheduling on the old priorities; logged, retried next pass
         log.exception("event=priority_recalc_failed")
-    run, full = choose_pass(ctl, state, now)
+    run, full = choose_pass(parts, state, now)
     marks: gather.Marks = {}
-    snap, current = gather.take(ctl.db, ctl.cfg, ctl.nodes, now, state.pending, marks)
+    snap, current = gather.take(parts.db, parts.cfg, parts.nodes, now, state.pending, marks)
     state.full = full
     if full:
         state.last_full = now
@@ -127,23 +130,23 @@ def schedule(ctl: Controller, state: PassState) -> list[Launch]:
     if not snap.pending:
         if full:
             state.snapshot, state.plan = snap, Plan()
-            _clear_held(ctl)
+            _clear_held(parts)
         return []
-    plan: Plan = run(snap, ctl.policy)
+    plan: Plan = run(snap, parts.policy)
     if full:
         state.snapshot, state.plan = snap, plan
-    started, node_rows = _apply(ctl, snap, plan, current, marks, full, now)
+    started, node_rows = _apply(parts, snap, plan, current, marks, full, now)
     # orders are built and signed after the commit: submissions wait less for the store
     launches: list[Launch] = []
     for row in started:
         host = node_rows[row.batch_host or ""]
-        spec = build_launch(ctl, row, node_rows, now)
+        spec = build_launch(parts.cfg, parts.signer, row, node_rows, now)
         launches.append((spec, AgentAddress(host.name, host.addr, host.port)))
     return launches
 
 
 def _apply(
-    ctl: Controller,
+    parts: SchedParts,
     snap: Snapshot,
     plan: Plan,
     current: dict[int, tuple[str, str | None]],
@@ -153,7 +156,7 @@ def _apply(
 ) -> tuple[list[JobRow], dict[str, NodeRow]]:
     """Record ``plan`` in one transaction; the started batch jobs and the node rows."""
     started: list[JobRow] = []
-    with ctl.db.write() as s, s.no_autoflush:
+    with parts.db.write() as s, s.no_autoflush:
         node_rows = {r.name: r for r in s.scalars(select(NodeRow))}
         # one query for the starting jobs and one for their old batch steps
         # (requeued runs); the changes go out in one flush at commit
@@ -172,7 +175,7 @@ def _apply(
                 continue
             if row.partition != seen.get(row.id, row.partition):
                 continue
-            row.state, row.reason, row.state_desc = "RUNNING", "None", None
+            row.state, row.reason, row.state_desc = "RUNNING", reasons.NONE, None
             row.start_time = now
             row.end_time = now + row.time_limit * 60 if row.time_limit is not None else None
             row.alloc = json.dumps(
@@ -202,17 +205,23 @@ def _apply(
             step.cpus, step.mem, step.ntasks = start.allocs[0].cpus, start.allocs[0].mem, 1
             started.append(row)
         _write_reasons(s, plan, current, now)
-        horizon = now + bf_window(ctl.policy)
+        horizon = now + bf_window(parts.policy)
         _write_estimates(s, wanted_estimates(plan, marks, full, horizon))
     if full:
-        _clear_held(ctl)
+        _clear_held(parts)
     return started, node_rows
 
 
 def _write_reasons(
     s: Any, plan: Plan, current: dict[int, tuple[str, str | None]], now: float
 ) -> None:
-    """Only reasons that changed are written: a pass over a deep queue stays cheap."""
+    """Only reasons that changed are written: a pass over a deep queue stays cheap.
+
+    Each reason written is checked against the vocabulary first
+    (``reasons.check_pending``): a word outside it is a bug of the pass, so it
+    raises ``UnknownReason`` and the transaction, starts included, is rolled back
+    rather than showing squeue a reason Slurm does not have.
+    """
     changed: dict[tuple[str, str | None], list[int]] = {}
     for job_id, reason in plan.reasons.items():
         unavailable = plan.unavailable_nodes.get(job_id)
@@ -222,6 +231,7 @@ def _write_reasons(
         if current.get(job_id) != (reason, desc):
             changed.setdefault((reason, desc), []).append(job_id)
     for (reason, desc), ids in changed.items():
+        reasons.check_pending(reason)  # once per distinct reason: nearly free
         for i in range(0, len(ids), 500):
             s.execute(
                 update(JobRow)
@@ -277,15 +287,15 @@ def _write_estimates(s: Any, changes: dict[int, Estimate]) -> None:
         s.connection().execute(stmt, values)
 
 
-def _clear_held(ctl: Controller) -> None:
+def _clear_held(parts: SchedParts) -> None:
     """Held jobs are outside the snapshot: their estimates go at the next full pass."""
-    with ctl.db.read() as s:
+    with parts.db.read() as s:
         q = select(JobRow.id).where(
             JobRow.state == "PENDING", JobRow.hold.is_not(None), JobRow.sched_start.is_not(None)
         )
         ids = list(s.scalars(q))
     if ids:
-        with ctl.db.write() as s:
+        with parts.db.write() as s:
             s.execute(
                 update(JobRow)
                 .where(JobRow.id.in_(ids), JobRow.hold.is_not(None))

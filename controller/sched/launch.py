@@ -5,7 +5,10 @@ allocation, the node, the cluster), so it builds the final environment here
 (``slurmlite.jobenv``), expands the output patterns (``slurmlite.filepattern``)
 and signs the whole order with a credential only the batch host can check
 (``controller.nodes.agent_client.Signer``).  The agent only
-adds what exists once the process does (``SLURM_TASK_PID``).
+adds what exists once the process does (``SLURM_TASK_PID``).  The node's
+GPUs, as the plan chose them, travel typed (``LaunchSpec.gpus``): an agent
+whose node owns a subset of a machine's GPUs renumbers the environment's
+GPU variables from that list, never by parsing them.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from slurmlite.jobenv import batch_environment
 from slurmlite.protocol import LaunchSpec
 
 if TYPE_CHECKING:
-    from controller.context import Controller
+    from controller.nodes.agent_client import Signer
+    from slurmlite.config import Config
 
 
 def output_paths(row: JobRow, node: str) -> tuple[str, str, str]:
@@ -49,7 +53,10 @@ def output_paths(row: JobRow, node: str) -> tuple[str, str, str]:
     return out, err, stdin
 
 
-def build_launch(ctl: Controller, row: JobRow, nodes: dict[str, NodeRow], now: float) -> LaunchSpec:
+def build_launch(
+    cfg: Config, signer: Signer, row: JobRow, nodes: dict[str, NodeRow], now: float
+) -> LaunchSpec:
+    """The signed batch launch of ``row`` for its batch host (``nodes``: its nodes' rows)."""
     node = row.batch_host or ""
     info = job_info(row)
     first = nodes.get(info.nodes[0]) if info.nodes else None
@@ -61,15 +68,15 @@ def build_launch(ctl: Controller, row: JobRow, nodes: dict[str, NodeRow], now: f
         ntasks_given=row.ntasks is not None or row.ntasks_per_node is not None,
         node_gpu_count=nodes[node].gpus if node in nodes else 0,
         echo_env=json.loads(row.echo_env or "{}"),
-        cluster_name=ctl.cfg.cluster_name,
-        conf_path=ctl.cfg.path,
-        gpu_env_style=gpu_env_style_for(ctl.cfg, node),
-        controller_host=ctl.cfg.control_addr or ctl.cfg.control_host,
-        controller_port=ctl.cfg.slurmctld_port,
+        cluster_name=cfg.cluster_name,
+        conf_path=cfg.path,
+        gpu_env_style=gpu_env_style_for(cfg, node),
+        controller_host=cfg.control_addr or cfg.control_host,
+        controller_port=cfg.slurmctld_port,
         master_addr=first.addr if first else node,
     )
     out, err, stdin = output_paths(row, node)
-    gpus = next((a.gpus for a in info.alloc if a.node == node), [])
+    here = next((a for a in info.alloc if a.node == node), None)  # what the plan gave this node
     spec = LaunchSpec(
         credential="",
         job_id=row.id,
@@ -86,9 +93,9 @@ def build_launch(ctl: Controller, row: JobRow, nodes: dict[str, NodeRow], now: f
         std_err=err,
         std_in=stdin,
         open_mode=row.open_mode,
-        gpus=list(gpus),
-        kill_wait=ctl.cfg.kill_wait,
+        gpus=list(here.gpus) if here is not None else [],
+        kill_wait=cfg.kill_wait,
         time_limit_s=row.time_limit * 60 if row.time_limit is not None else None,
-        mem_mib=next((a.mem for a in info.alloc if a.node == node), 0),
+        mem_mib=here.mem if here is not None else 0,
     )
-    return ctl.signer.launch(spec, node, now, nodes=info.nodes)
+    return signer.launch(spec, node, now, nodes=info.nodes)

@@ -58,21 +58,23 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 
-from controller.jobs.service import AgentOrder
-from controller.nodes.agent_client import AgentAddress, AgentError
+from controller.nodes.agent_client import AgentAddress, AgentError, AgentOrder
 from controller.nodes.reconcile import lost_nodes, vanished_here
 from controller.sched import apply
 from controller.sched.warnsignal import due_warnings
 from controller.steps.allocations import inactive
 from controller.steps.ends import close_leftovers, running_steps
+from controller.store.job_query import owner_of
 from controller.store.models import JobRow, StepRow
 from controller.store.rows import add_flag, drop_flag, split_list
+from slurmlite import reasons
 from slurmlite.protocol import LaunchSpec, SignalSpec
 from slurmlite.scheduler.snapshot import Plan, Snapshot
 from slurmlite.timefmt import fmt_timestamp
 
 if TYPE_CHECKING:
-    from controller.context import Controller
+    from controller.nodes.agent_client import AgentClient
+    from controller.sched.parts import SchedParts
 
 log = logging.getLogger("slurmctld.loop")
 
@@ -82,8 +84,9 @@ MAX_DELAY = 0.04  # seconds an event that finds the loop idle waits for its pass
 
 
 class SchedulerLoop:
-    def __init__(self, ctl: Controller) -> None:
-        self.ctl = ctl
+    def __init__(self, parts: SchedParts, agents: AgentClient) -> None:
+        self.parts = parts  # store, nodes, priorities, signer, clock, config
+        self.agents = agents
         self._event = asyncio.Event()
         self._stopped = False
         self.passes = 0
@@ -177,17 +180,17 @@ class SchedulerLoop:
     # ------------------------------------------------------------ steps
 
     def _liveness(self) -> list[AgentOrder]:
-        down = self.ctl.nodes.check_liveness()
-        now = self.ctl.clock()
-        vanished = self.ctl.nodes.reconcile.due(now)  # jobs their node no longer lists
+        down = self.parts.nodes.check_liveness()
+        now = self.parts.clock()
+        vanished = self.parts.nodes.reconcile.due(now)  # jobs their node no longer lists
         orders = [
             AgentOrder("terminate", v.job_id, v.node, v.restarts)
-            for v in self.ctl.nodes.reconcile.take_strays()
+            for v in self.parts.nodes.reconcile.take_strays()
         ]
         if not down and not vanished:
             return orders
-        delay = int(self.ctl.cfg.scheduler_parameters.get("requeue_delay", 120))
-        with self.ctl.db.write() as s:
+        delay = int(self.parts.cfg.scheduler_parameters.get("requeue_delay", 120))
+        with self.parts.db.write() as s:
             for row in s.scalars(select(JobRow).where(JobRow.flags.like("%COMPLETING%"))):
                 if row.batch_host in down or vanished_here(row, vanished):
                     # nobody is left to report the end: release what the job held
@@ -204,19 +207,19 @@ class SchedulerLoop:
                 if row.requeue:
                     _requeue(s, row, now, delay)
                 else:
-                    row.state, row.reason, row.end_time = "NODE_FAIL", "NodeDown", now
+                    row.state, row.reason, row.end_time = "NODE_FAIL", reasons.NODE_DOWN, now
         return orders
 
     def _time_limits(self) -> list[AgentOrder]:
-        now = self.ctl.clock()
+        now = self.parts.clock()
         orders: list[AgentOrder] = []
-        with self.ctl.db.write() as s:
+        with self.parts.db.write() as s:
             orders += due_warnings(s, now)  # --signal=SIG@secs before the limit
             q = select(JobRow).where(
                 JobRow.state == "RUNNING", JobRow.end_time.is_not(None), JobRow.end_time <= now
             )
             for row in s.scalars(q):
-                row.state, row.reason, row.end_time = "TIMEOUT", "TimeLimit", now
+                row.state, row.reason, row.end_time = "TIMEOUT", reasons.TIME_LIMIT, now
                 # an allocation holds nothing on its nodes but its steps
                 if not row.allocation or running_steps(s, row.id, row.restarts):
                     row.flags = add_flag(row.flags, "COMPLETING")
@@ -232,20 +235,21 @@ class SchedulerLoop:
     def _steps_and_allocations(self) -> list[AgentOrder]:
         """Steps that will never hear from all their nodes are closed; allocations
         silent past InactiveLimit end (``controller.steps.ends``, ``controller.steps.allocations``)."""
-        if close_leftovers(self.ctl):
+        parts = self.parts
+        if close_leftovers(parts.db, parts.cfg, parts.clock()):
             self.wake()  # an allocation may have freed its nodes
-        return inactive(self.ctl)
+        return inactive(parts.db, parts.cfg.inactive_limit, parts.clock())
 
     def _schedule(self) -> list[tuple[LaunchSpec, AgentAddress]]:
         """Step 3: the pass and its plan in the store (``controller.sched.apply``)."""
-        return apply.schedule(self.ctl, self._state)
+        return apply.schedule(self.parts, self._state)
 
     # --------------------------------------------------------- dispatch
 
     async def _launch(self, specs: list[LaunchSpec], to: AgentAddress) -> None:
         """One request carries every start of this pass for ``to`` (each order signed)."""
         try:
-            errors = await self.ctl.agents.launch_many(to, specs)
+            errors = await self.agents.launch_many(to, specs)
         except AgentError as e:
             errors = [e] * len(specs)
         failed = [(spec, e) for spec, e in zip(specs, errors, strict=True) if e is not None]
@@ -259,30 +263,35 @@ class SchedulerLoop:
             self.wake()
 
     def _launch_failed(self, spec: LaunchSpec, refused: bool) -> None:
-        now = self.ctl.clock()
-        with self.ctl.db.write() as s:
+        now = self.parts.clock()
+        with self.parts.db.write() as s:
             row = s.get(JobRow, spec.job_id)
             if row is None or row.state != "RUNNING" or row.restarts != spec.restarts:
                 return
             if refused:
                 row.state, row.reason, row.end_time, row.exit_code = (
                     "FAILED",
-                    "JobLaunchFailure",
+                    reasons.JOB_LAUNCH_FAILURE,
                     now,
                     53,
                 )
             else:
                 # agent unreachable: nothing ran; give the job back to the queue untouched
-                row.state, row.reason, row.start_time, row.end_time = "PENDING", "None", None, None
+                row.state, row.reason, row.start_time, row.end_time = (
+                    "PENDING",
+                    reasons.NONE,
+                    None,
+                    None,
+                )
                 row.alloc, row.nodes, row.layout, row.batch_host = "[]", "", "", None
                 step = s.get(StepRow, (row.id, "batch"))
                 if step is not None:
                     s.delete(step)
 
     async def dispatch(self, order: AgentOrder) -> None:
-        ctl = self.ctl
-        addr = await asyncio.to_thread(ctl.agent_address, order.node)
-        owner = await asyncio.to_thread(ctl.job_owner, order.job_id)
+        parts = self.parts
+        addr = await asyncio.to_thread(parts.nodes.address, order.node)
+        owner = await asyncio.to_thread(owner_of, parts.db, order.job_id)
         if addr is None or owner is None:
             return
         spec = SignalSpec(
@@ -290,14 +299,14 @@ class SchedulerLoop:
             job_id=order.job_id,
             restarts=order.restarts,
             signal=order.signal if order.kind == "signal" else None,
-            kill_wait=ctl.cfg.kill_wait,
+            kill_wait=parts.cfg.kill_wait,
             message=order.message,
             batch_only=order.batch_only,
             full=order.full,
         )
-        ctl.signer.signal(spec, order.node, owner[0], owner[1], ctl.clock())
+        parts.signer.signal(spec, order.node, owner[0], owner[1], parts.clock())
         try:
-            await ctl.agents.signal(addr, spec)
+            await self.agents.signal(addr, spec)
         except AgentError as e:
             log.warning(
                 "event=signal_failed job=%s node=%s error=%r", order.job_id, order.node, str(e)
@@ -313,7 +322,7 @@ async def _logged(delivery: Coroutine[Any, Any, None]) -> None:
 
 
 def _requeue(s, row: JobRow, now: float, delay: int) -> None:  # type: ignore[no-untyped-def]
-    row.state, row.reason, row.flags = "PENDING", "BeginTime", ""
+    row.state, row.reason, row.flags = "PENDING", reasons.BEGIN_TIME, ""
     row.restarts += 1
     row.eligible_time = now + delay + 1
     row.start_time = row.end_time = None

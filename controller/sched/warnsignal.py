@@ -25,7 +25,7 @@ from typing import Any
 
 from sqlalchemy import or_, select
 
-from controller.jobs.service import AgentOrder
+from controller.nodes.agent_client import AgentOrder
 from controller.store.models import JobRow
 from controller.store.rows import split_list
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.sched import gather
 from controller.sched.gather import pending_job
-from slurmlite import errors
+from slurmlite import errors, reasons
 from slurmlite.errors import SlurmError
 from slurmlite.hostlist import compress
 from slurmlite.scheduler.backfill import backfill_pass
@@ -42,23 +42,31 @@ from slurmlite.scheduler.snapshot import Policy, Snapshot
 from slurmlite.timefmt import fmt_timestamp
 
 if TYPE_CHECKING:
-    from controller.jobs.validate import SubmitValidator
+    from controller.nodes.service import NodeService
+    from controller.store.db import Database
+    from slurmlite.config import Config
 
 # reasons that name why the job can never start as things are, with Slurm's error
 _ERRORS = {
-    "PartitionDown": errors.ESLURM_PARTITION_DOWN,
-    "PartitionInactive": errors.ESLURM_PARTITION_DOWN,
+    reasons.PARTITION_DOWN: errors.ESLURM_PARTITION_DOWN,
+    reasons.PARTITION_INACTIVE: errors.ESLURM_PARTITION_DOWN,
 }
 
 
 def test_only_message(
-    validator: SubmitValidator, job_id: int, values: dict[str, Any], now: float
+    db: Database,
+    cfg: Config,
+    nodes: NodeService,
+    policy: Policy,
+    job_id: int,
+    values: dict[str, Any],
+    now: float,
 ) -> str:
     """The "to start at" line for the request ``values`` (a job row's columns)."""
     row = SimpleNamespace(**values)  # read as pending_job reads a job row
     probe = dataclasses.replace(pending_job(row), held=None, begin_time=None)
-    snap, _ = gather.take(validator.nodes.db, validator.cfg, validator.nodes, now, extra=(probe,))
-    plan = backfill_pass(snap, _examining(snap, probe.job_id, validator.policy))
+    snap, _ = gather.take(db, cfg, nodes, now, extra=(probe,))
+    plan = backfill_pass(snap, _examining(snap, probe.job_id, policy))
     part = values["partition"]
     start = next((s for s in plan.starts if s.job_id == job_id), None)
     if start is not None:
@@ -70,7 +78,7 @@ def test_only_message(
             size = {n.name: n.cpus for n in snap.nodes}
             cpus = sum(size.get(n, 0) for n in nodes) or cpus
     else:
-        reason = plan.reasons.get(job_id, "Resources")
+        reason = plan.reasons.get(job_id, reasons.RESOURCES)
         code = _ERRORS.get(reason, errors.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE)
         raise SlurmError(code, f"no start time within the scheduling window ({reason})")
     return (

@@ -36,29 +36,28 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 
 from controller.auth.callers import Caller, may_act_on
-from controller.jobs.service import AgentOrder, final_state
+from controller.nodes.agent_client import AgentOrder
 from controller.steps.ends import running_steps
 from controller.store.models import JobRow
 from controller.store.rows import add_flag, split_list
-from slurmlite import errors
+from slurmlite import errors, reasons
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import AllocationUpdate
-from slurmlite.states import is_finished
+from slurmlite.states import final_state, is_finished
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from controller.context import Controller
+    from controller.store.db import Database
 
 
 def update_allocation(
-    ctl: Controller, caller: Caller, job_id: int, upd: AllocationUpdate
+    db: Database, now: float, caller: Caller, job_id: int, upd: AllocationUpdate
 ) -> tuple[JobRow, list[AgentOrder]]:
     """Apply a keepalive or the end of allocation ``job_id``; the row after it and the
     terminate orders for its running steps."""
-    now = ctl.clock()
     orders: list[AgentOrder] = []
-    with ctl.db.write() as s:
+    with db.write() as s:
         row = s.get(JobRow, job_id)
         if row is None:
             raise SlurmError(errors.ESLURM_INVALID_JOB_ID)
@@ -71,7 +70,7 @@ def update_allocation(
                 raise SlurmError(errors.ESLURM_ALREADY_DONE)
             row.keepalive = now
         elif row.state == "PENDING":
-            row.state, row.reason, row.end_time = "CANCELLED", "None", now
+            row.state, row.reason, row.end_time = "CANCELLED", reasons.NONE, now
             row.cancelled_by = caller.uid
         elif is_finished(row.state):
             if row.exit_code in (None, 0):
@@ -100,16 +99,14 @@ def _stop_steps(s: Session, row: JobRow) -> list[AgentOrder]:
     ]
 
 
-def inactive(ctl: Controller) -> list[AgentOrder]:
+def inactive(db: Database, limit: float, now: float) -> list[AgentOrder]:
     """End running allocations silent for longer than ``InactiveLimit``; their orders.
 
     A read finds the silent ones first, so a pass with none writes nothing.
     """
-    limit = ctl.cfg.inactive_limit
     if limit <= 0:
         return []
-    now = ctl.clock()
-    with ctl.db.read() as s:
+    with db.read() as s:
         q = select(JobRow.id, JobRow.keepalive, JobRow.start_time).where(
             JobRow.state == "RUNNING", JobRow.allocation.is_(True)
         )
@@ -119,13 +116,13 @@ def inactive(ctl: Controller) -> list[AgentOrder]:
     orders: list[AgentOrder] = []
     if not silent:
         return orders
-    with ctl.db.write() as s:
+    with db.write() as s:
         for job_id in silent:
             row = s.get(JobRow, job_id)
             if row is None or row.state != "RUNNING":
                 continue
             if now - max(row.keepalive or 0.0, row.start_time or 0.0) <= limit:
                 continue  # heard from meanwhile
-            row.state, row.reason, row.end_time = "TIMEOUT", "InactiveLimit", now
+            row.state, row.reason, row.end_time = "TIMEOUT", reasons.INACTIVE_LIMIT, now
             orders += _stop_steps(s, row)
     return orders

@@ -56,7 +56,9 @@ from slurmlite.stepenv import step_environment
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from controller.context import Controller
+    from controller.nodes.agent_client import Signer
+    from controller.store.db import Database
+    from slurmlite.config import Config
 
 
 def busy_of(steps: list[StepRow]) -> dict[str, Held]:
@@ -94,22 +96,30 @@ def _runnable(caller: Caller, row: JobRow | None, now: float, min_job_age: float
     return row
 
 
-def create_step(ctl: Controller, caller: Caller, job_id: int, req: StepRequest) -> StepGrant:
-    """Record a new step of ``job_id`` and answer its signed per-node orders."""
+def create_step(
+    db: Database,
+    cfg: Config,
+    signer: Signer,
+    now: float,
+    caller: Caller,
+    job_id: int,
+    req: StepRequest,
+) -> StepGrant:
+    """Record a new step of ``job_id`` at ``now`` and answer its per-node orders,
+    signed by ``signer``."""
     try:
         check_environment(req.environment)
     except InputLimitError as e:
         code = errors.ESLURM_PATHNAME_TOO_LONG if e.too_long else errors.SLURM_UNEXPECTED_MSG_ERROR
         raise SlurmError(code, str(e)) from None
-    now = ctl.clock()
-    with ctl.db.write() as s:
-        row = _runnable(caller, s.get(JobRow, job_id), now, ctl.cfg.min_job_age)
+    with db.write() as s:
+        row = _runnable(caller, s.get(JobRow, job_id), now, cfg.min_job_age)
         allocs = {a.node: a for a in allocs_of(row.alloc)}
         ordered = [allocs[n] for n in split_list(row.nodes) if n in allocs]
         plan = place(ordered, busy_of(running_steps(s, row.id, row.restarts)), req)
         step_id = _next_id(s, row.id)
         nodes = {n.name: n for n in s.scalars(select(NodeRow).where(NodeRow.name.in_(plan.nodes)))}
-        grant = _grant(ctl, row, req, plan, step_id, nodes, now)
+        grant = _grant(cfg, signer, row, req, plan, step_id, nodes, now)
         mem = req.mem_per_node * len(plan.nodes) if req.mem_per_node else None
         s.add(
             StepRow(
@@ -135,7 +145,8 @@ def create_step(ctl: Controller, caller: Caller, job_id: int, req: StepRequest) 
 
 
 def _grant(
-    ctl: Controller,
+    cfg: Config,
+    signer: Signer,
     row: JobRow,
     req: StepRequest,
     plan: Placement,
@@ -144,7 +155,6 @@ def _grant(
     now: float,
 ) -> StepGrant:
     """One signed ``StepLaunch`` per node of ``plan`` and where to send it."""
-    cfg = ctl.cfg
     info = job_info(row)
     first = nodes.get(plan.nodes[0])
     master = first.addr if first is not None and first.addr else plan.nodes[0]
@@ -209,7 +219,7 @@ def _grant(
             kill_wait=cfg.kill_wait,
             time_limit_s=max(0, min(limits)) if limits else None,
         )
-        out.launches.append(ctl.signer.step(launch, now, plan.nodes))
+        out.launches.append(signer.step(launch, now, plan.nodes))
         addr = node.addr if node is not None else name
         out.nodes.append(StepNode(name, addr, node.port if node else 0, list(plan.tasks[i])))
     return out

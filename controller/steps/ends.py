@@ -42,7 +42,8 @@ from slurmlite.states import OOM_STATUS, is_finished
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from controller.context import Controller
+    from controller.store.db import Database
+    from slurmlite.config import Config
 
 SPECIAL = ("batch", "extern")  # step ids that are not srun steps
 
@@ -113,21 +114,20 @@ def _release_allocation(row: JobRow, still_running: list[StepRow]) -> None:
             row.flags = drop_flag(row.flags, "COMPLETING")
 
 
-def report_grace(ctl: Controller) -> float:
+def report_grace(cfg: Config) -> float:
     """Seconds after a job's end within which its steps' nodes are expected to report."""
-    return ctl.cfg.kill_wait + 2 * ctl.cfg.heartbeat_interval + 10
+    return cfg.kill_wait + 2 * cfg.heartbeat_interval + 10
 
 
-def close_leftovers(ctl: Controller) -> bool:
+def close_leftovers(db: Database, cfg: Config, now: float) -> bool:
     """Close steps that will never hear from all their nodes (module doc); True if any.
 
     Runs every scheduling pass: a read finds the running steps (an index
     lookup; usually none or a few), and only when one is due does a write
     transaction close it.
     """
-    now = ctl.clock()
-    grace = report_grace(ctl)
-    with ctl.db.read() as s:
+    grace = report_grace(cfg)
+    with db.read() as s:
         q = select(StepRow.job_id, StepRow.step_id, StepRow.restarts).where(
             StepRow.state == "RUNNING", StepRow.step_id.not_in(SPECIAL)
         )
@@ -145,7 +145,7 @@ def close_leftovers(ctl: Controller) -> bool:
             due.append((job_id, step_id))
     if not due:
         return False
-    with ctl.db.write() as s:
+    with db.write() as s:
         for key in due:
             st = s.get(StepRow, key)
             if st is None or st.state != "RUNNING":

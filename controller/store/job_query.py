@@ -43,7 +43,7 @@ from sqlalchemy import select
 
 from controller.store.db import Database
 from controller.store.live_cache import COLUMNS, LIVE_STATES, TABLE, Live, view_of
-from controller.store.models import StepRow
+from controller.store.models import JobRow, StepRow
 from controller.store.rows import dict_of, row_maker, split_list, step_dict
 from slurmlite.states import DEFAULT_SQUEUE_STATES, job_matches_states
 
@@ -224,3 +224,10 @@ def _in_window(row: Live, start: float | None, end: float | None) -> bool:
 
 
 _SUBMIT_TIME = [c.key for c in COLUMNS].index("submit_time")
+
+
+def owner_of(db: Database, job_id: int) -> tuple[int, int] | None:
+    """(uid, gid) of job ``job_id``, or None when the store has no such job."""
+    with db.read() as s:
+        row = s.get(JobRow, job_id)
+        return (row.uid, row.gid) if row else None

@@ -32,7 +32,7 @@ from operator import attrgetter
 from typing import Any
 
 from controller.store.models import JobRow, StepRow
-from slurmlite.protocol import JobInfo, NodeAlloc, StepInfo, from_dict
+from slurmlite.protocol import JobInfo, NodeAlloc, from_dict
 
 
 def split_list(text: str | None) -> list[str]:
@@ -71,10 +71,6 @@ def step_dict(step: StepRow) -> dict[str, Any]:
         "mem": step.mem,
         "ntasks": step.ntasks,
     }
-
-
-def step_info(step: StepRow) -> StepInfo:
-    return StepInfo(**step_dict(step))
 
 
 # ------------------------------------------------------------ the field table

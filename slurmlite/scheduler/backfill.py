@@ -59,17 +59,12 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from slurmlite.scheduler.passes import (
-    PRIORITY,
-    REQ_NODE_NOT_AVAIL,
-    RESOURCES,
-    limit_tracker,
-    queue_order,
-    run_main_pass,
-)
+from slurmlite.reasons import PRIORITY, REQ_NODE_NOT_AVAIL, RESOURCES
+from slurmlite.scheduler.passes import limit_tracker, queue_order, run_main_pass
 from slurmlite.scheduler.select import (
     MemRule,
     Shape,
+    best_fit_key,
     eligible,
     job_shape,
     memory_rule,
@@ -400,9 +395,8 @@ class _Walk:
     def _best_single(
         self, open_ids: list[int], needs: Mapping[int, Share], start: float, end: float
     ) -> int | None:
-        """Best fit (select.py's order) among nodes that hold ``needs`` over the window,
-        without building every node: lowest weight, fewest free GPUs, fewest free CPUs,
-        config order."""
+        """Best fit (``select.best_fit_key``, as the main pass orders nodes) among the
+        nodes that hold ``needs`` over the window, without building every node."""
         best, best_key = None, None
         timeline = self.timeline
         nodes, all_ts, rising = timeline.nodes, timeline.ts, timeline.rising
@@ -419,8 +413,7 @@ class _Walk:
             free_gpus = gmask.bit_count()
             if cpus < need[0] or mem < need[1] or free_gpus < need[2]:
                 continue
-            node = nodes[i]
-            key = (node.weight, free_gpus, cpus, node.index)
+            key = best_fit_key(nodes[i], free_gpus, cpus)
             if best_key is None or key < best_key:
                 best, best_key = i, key
         return best

@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from slurmlite import reasons
 from slurmlite.protocol_policy import Blocker, JobExplanation, QueuePlace
 from slurmlite.scheduler.explain_nodes import node_lacks
 from slurmlite.scheduler.explain_suggest import PassFn, head_of_queue, pass_for, start_of, suggest
@@ -51,25 +52,27 @@ from slurmlite.scheduler.snapshot import PendingJob, Plan, Policy, Snapshot
 
 # What each reason (spec §1.4) means, in the words of this report.
 REASON_TEXT: Mapping[str, str] = {
-    "None": "nothing stops it: the next scheduling pass starts it",
-    "Priority": "jobs of higher priority come first on the nodes it could use",
-    "Resources": "the CPUs, memory or GPUs it asks for are in use",
-    "ReqNodeNotAvail": "a node it asked for (--nodelist) is down, drained or taken",
-    "BadConstraints": "no node of its partition can ever hold this request",
-    "JobHeldUser": "its owner held it",
-    "JobHeldAdmin": "an administrator held it",
-    "BeginTime": "its --begin time has not come yet",
-    "Dependency": "it waits for the jobs it depends on",
-    "PartitionDown": "its partition is DOWN",
-    "PartitionInactive": "its partition is INACTIVE or no longer exists",
-    "PartitionTimeLimit": "its time limit is above the partition's MaxTime",
-    "PartitionNodeLimit": "it asks for more nodes than its partition has",
-    "QOSMaxJobsPerUserLimit": "its user already runs as many jobs as the QOS allows",
-    "QOSMaxGRESPerUser": "its user already holds as many GPUs as the QOS allows",
-    "QOSMaxWallDurationPerJobLimit": "its time limit is above the QOS's MaxWall",
+    reasons.NONE: "nothing stops it: the next scheduling pass starts it",
+    reasons.PRIORITY: "jobs of higher priority come first on the nodes it could use",
+    reasons.RESOURCES: "the CPUs, memory or GPUs it asks for are in use",
+    reasons.REQ_NODE_NOT_AVAIL: "a node it asked for (--nodelist) is down, drained or taken",
+    reasons.BAD_CONSTRAINTS: "no node of its partition can ever hold this request",
+    reasons.JOB_HELD_USER: "its owner held it",
+    reasons.JOB_HELD_ADMIN: "an administrator held it",
+    reasons.BEGIN_TIME: "its --begin time has not come yet",
+    reasons.DEPENDENCY: "it waits for the jobs it depends on",
+    reasons.PARTITION_DOWN: "its partition is DOWN",
+    reasons.PARTITION_INACTIVE: "its partition is INACTIVE or no longer exists",
+    reasons.PARTITION_TIME_LIMIT: "its time limit is above the partition's MaxTime",
+    reasons.PARTITION_NODE_LIMIT: "it asks for more nodes than its partition has",
+    reasons.QOS_MAX_JOBS_PER_USER: "its user already runs as many jobs as the QOS allows",
+    reasons.QOS_MAX_GRES_PER_USER: "its user already holds as many GPUs as the QOS allows",
+    reasons.QOS_MAX_WALL_PER_JOB: "its time limit is above the QOS's MaxWall",
 }
 # reasons of jobs the passes try to place (the others sit the pass out)
-WAITING_FOR_NODES = frozenset({"None", "Priority", "Resources", "ReqNodeNotAvail"})
+WAITING_FOR_NODES = frozenset(
+    {reasons.NONE, reasons.PRIORITY, reasons.RESOURCES, reasons.REQ_NODE_NOT_AVAIL}
+)
 FACTOR_ORDER = ("age", "assoc", "fairshare", "jobsize", "partition", "qos")
 
 
@@ -98,7 +101,7 @@ def explain(
     now = snapshot.now
     start = start_of(plan, job_id, now)
     started = next((s for s in plan.starts if s.job_id == job_id), None)
-    reason = "None" if started else plan.reasons.get(job_id, "None")
+    reason = reasons.NONE if started else plan.reasons.get(job_id, reasons.NONE)
     planned = started.nodes if started else plan.planned_nodes.get(job_id, ())
     factors = factors or {}
     out = JobExplanation(
@@ -220,12 +223,12 @@ def blockers(
         if (start is None or at <= start) and (need_until is None or at < need_until):
             end = at + higher.time_limit * 60 if higher.time_limit is not None else None
             out.append(Blocker(higher.job_id, "reservation", higher.user, list(nodes), at, end))
-    if report.reason == "Priority" and not any(b.kind != "running" for b in out):
+    if report.reason == reasons.PRIORITY and not any(b.kind != "running" for b in out):
         first = next(
             (
                 j
                 for j in order[:index]
-                if j.partition == job.partition and plan.reasons.get(j.job_id) == "Resources"
+                if j.partition == job.partition and plan.reasons.get(j.job_id) == reasons.RESOURCES
             ),
             None,
         )
@@ -246,11 +249,11 @@ def notes(
 ) -> list[str]:
     """Plain-words remarks for what the report's numbers do not say."""
     out = []
-    if job.held == "JobHeldUser":
+    if job.held == reasons.JOB_HELD_USER:
         out.append(f"it is held: `scontrol release {job.job_id}` lets it be scheduled")
     elif job.held:
         out.append("it is held by an administrator: only an operator can release it")
-    elif reason == "BadConstraints":
+    elif reason == reasons.BAD_CONSTRAINTS:
         out.append("no node of its partition can ever hold it: change the request")
     elif reason not in WAITING_FOR_NODES:
         out.append(f"the scheduler passes it over while its reason ({reason}) holds")

@@ -1,7 +1,10 @@
 """What a pending job lacks on each node of its partition, right now.
 
 For every node the report gives what the job would hold there and what the
-node has free, and names each shortfall in plain words.  The job's need on
+node has free, and puts each shortfall in plain words.  The shortfalls are
+node selection's own (``select.node_shortfalls``: the rules it places jobs
+by, each "no" a typed ``shortfall.Shortfall``); this module only chooses the
+share to ask about and the words.  The job's need on
 one node is its request spread evenly over its minimum node count (the
 shape of ``select.job_shape``): ``-n 4 -N 2`` needs 2 CPUs per node,
 ``--gres=gpu:2`` two GPUs, ``--gpus=3 -N 1`` three; ``--exclusive`` needs the
@@ -9,9 +12,10 @@ whole node idle; memory follows the job's memory rule (``select.memory_rule``:
 ``--mem``, per CPU, per GPU, the defaults, else the whole RealMemory, which
 only an idle node has).
 
-Checked in this order, each adding one line: not usable (down, drained, not
-responding), excluded (``--exclude``), features (``--constraint``), GPUs of
-the wrong type or none, not idle for ``--exclusive``, CPUs, memory, GPUs.
+In the order select checks them, each adding one line: not usable (down,
+drained, not responding), excluded (``--exclude``), features
+(``--constraint``), GPUs of the wrong type or none, not idle for
+``--exclusive``, CPUs, memory, GPUs.
 A busy GPU is named with the running job that holds it (from the snapshot's
 running jobs; a GPU of a completing job nobody lists is named without one).
 
@@ -26,7 +30,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from slurmlite.protocol_policy import GpuHolder, NodeLack
-from slurmlite.scheduler.select import constraint_matches, job_shape, memory_rule, node_memory
+from slurmlite.scheduler import shortfall as lack
+from slurmlite.scheduler.select import job_shape, memory_rule, node_memory, node_shortfalls
+from slurmlite.scheduler.shortfall import Shortfall
 from slurmlite.scheduler.snapshot import NodeView, PendingJob, Policy, Snapshot
 
 
@@ -70,33 +76,10 @@ def _lack(
     cpus, gpus = per_node_need(job)
     if job.exclusive:
         cpus = node.cpus
-    mem = node_memory(memory_rule(job, policy), node, cpus, gpus)
+    rule = memory_rule(job, policy)
+    mem = node_memory(rule, node, cpus, gpus)
     busy = [GpuHolder(g, holders.get(g)) for g in sorted(node.alloc_gpus)]
-    problems: list[str] = []
-    if not node.usable:
-        problems.append("not usable: down, drained or not responding")
-    if node.name in job.exc_nodes:
-        problems.append("excluded (--exclude)")
-    if not constraint_matches(job.features, node.features):
-        have = ",".join(sorted(node.features)) or "none"
-        problems.append(f"features: needs {job.features}, has {have}")
-    if gpus and node.gpus == 0:
-        problems.append("has no GPUs")
-    elif gpus and job.gpu_type and node.gpu_type != job.gpu_type:
-        problems.append(f"GPU type: needs {job.gpu_type}, has {node.gpu_type or 'untyped'}")
-    if job.exclusive and not node.idle:
-        problems.append("--exclusive needs an idle node; running here: " + _jobs(running))
-    if node.free_cpus < cpus:
-        problems.append(f"CPUs: needs {cpus}, {node.free_cpus} of {node.cpus} free")
-    if node.free_mem < mem:
-        problems.append(f"memory: needs {mem} MiB, {node.free_mem} of {node.real_memory} free")
-    if gpus and node.gpus and len(node.free_gpus) < gpus:
-        held = ", ".join(
-            f"{h.gpu}: job {h.job_id}" if h.job_id is not None else f"{h.gpu}: completing"
-            for h in busy
-        )
-        free = len(node.free_gpus)
-        problems.append(f"GPUs: needs {gpus}, {free or 'none'} free ({held})")
+    problems = [words(s, busy, running) for s in node_shortfalls(job, rule, node, cpus, gpus)]
     return NodeLack(
         node=node.name,
         fits_now=not problems,
@@ -110,6 +93,32 @@ def _lack(
         gpus_busy=busy,
         running=running,
     )
+
+
+def words(s: Shortfall, busy: list[GpuHolder], running: list[int]) -> str:
+    """One shortfall in the report's words, with who holds the node's busy GPUs and
+    which jobs run there: ``CPUs: needs 2, 1 of 4 free``."""
+    kind = s.resource
+    if kind == lack.STATE:
+        return "not usable: down, drained or not responding"
+    if kind == lack.EXCLUDED:
+        return "excluded (--exclude)"
+    if kind == lack.FEATURES:
+        return f"features: needs {s.asked}, has {s.have or 'none'}"
+    if kind == lack.GPU_TYPE:
+        if s.total == 0:
+            return "has no GPUs"
+        return f"GPU type: needs {s.asked}, has {s.have or 'untyped'}"
+    if kind == lack.IDLE:
+        return "--exclusive needs an idle node; running here: " + _jobs(running)
+    if kind == lack.CPUS:
+        return f"CPUs: needs {s.wanted}, {s.free} of {s.total} free"
+    if kind == lack.MEMORY:
+        return f"memory: needs {s.wanted} MiB, {s.free} of {s.total} free"
+    held = ", ".join(
+        f"{h.gpu}: job {h.job_id}" if h.job_id is not None else f"{h.gpu}: completing" for h in busy
+    )
+    return f"GPUs: needs {s.wanted}, {s.free or 'none'} free ({held})"
 
 
 def _jobs(ids: list[int]) -> str:

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from slurmlite.protocol_policy import Suggestion
 from slurmlite.scheduler.feasibility import check_submit
 from slurmlite.scheduler.passes import queue_order
-from slurmlite.scheduler.registry import scheduler_for
+from slurmlite.scheduler.registry import backfills, scheduler_for
 from slurmlite.scheduler.select import eligible, memory_rule
 from slurmlite.scheduler.snapshot import PendingJob, Plan, Policy, Snapshot
 from slurmlite.timefmt import fmt_limit_compact
@@ -50,7 +50,7 @@ _PER_KIND = {"time": 10, "gpus": 4, "cpus": 4, "nodes": 3, "mem": 4, "partition"
 def pass_for(policy: Policy) -> PassFn:
     """The pass whose plan carries estimates: backfill for ``sched/backfill``, else the
     registered one (``sched/builtin``: starts only, no estimates)."""
-    if policy.scheduler_type == "sched/backfill":
+    if backfills(policy.scheduler_type):
         try:
             from slurmlite.scheduler.backfill import backfill_pass
         except ImportError:  # not written yet: the registered pass, starts only

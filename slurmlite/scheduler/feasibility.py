@@ -33,16 +33,18 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from slurmlite import errors
+from slurmlite import errors, reasons
+from slurmlite.scheduler import shortfall as lack
 from slurmlite.scheduler.select import (
+    as_idle,
     constraint_matches,
     eligible,
     fits_when_idle,
     job_shape,
     memory_rule,
     min_nodes,
-    node_memory,
     select_nodes,
+    share_shortfalls,
 )
 from slurmlite.scheduler.snapshot import NodeView, PartitionView, PendingJob, Policy, Start
 
@@ -62,19 +64,19 @@ def wait_reason(job: PendingJob, partition: PartitionView | None, now: float) ->
     if job.held:
         return job.held
     if job.begin_time is not None and job.begin_time > now:
-        return "BeginTime"
+        return reasons.BEGIN_TIME
     if job.external_reason:
         return job.external_reason
     if partition is None or partition.state == "INACTIVE":
-        return "PartitionInactive"  # a partition removed from slurm.conf counts as inactive
+        return reasons.PARTITION_INACTIVE  # a partition removed from slurm.conf counts as inactive
     if partition.state == "DOWN":
-        return "PartitionDown"
+        return reasons.PARTITION_DOWN
     if partition.max_time is not None and (
         job.time_limit is None or job.time_limit > partition.max_time
     ):
-        return "PartitionTimeLimit"
+        return reasons.PARTITION_TIME_LIMIT
     if min_nodes(job) > len(partition.nodes):
-        return "PartitionNodeLimit"
+        return reasons.PARTITION_NODE_LIMIT
     return None
 
 
@@ -86,11 +88,13 @@ def _clamped_to(job: PendingJob, size: int) -> PendingJob:
 
 
 def _memory_ever_fits(job: PendingJob, policy: Policy, node: NodeView) -> bool:
-    """Would the smallest per-node share of ``job`` fit in this node's RealMemory?"""
+    """Would the smallest per-node share of ``job`` fit in this node's RealMemory
+    (select's memory rule finds no memory shortfall on the node idle)?"""
     shape = job_shape(job)
     cpus = (shape.per_node or 1) * shape.cpus_per_task
     gpus = shape.gpus_per_node or (1 if shape.gpus_total else 0)
-    return node_memory(memory_rule(job, policy), node, cpus, gpus) <= node.real_memory
+    lacks = share_shortfalls(job, memory_rule(job, policy), as_idle(node), cpus, gpus)
+    return all(s.resource != lack.MEMORY for s in lacks)
 
 
 def check_submit(

@@ -73,25 +73,26 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from slurmlite import reasons
 from slurmlite.scheduler.billing import TresWeightError, tres_name, tres_sort_key
 from slurmlite.scheduler.select import min_nodes
 from slurmlite.scheduler.snapshot import PartitionView, PendingJob, RunningJob, Start
 
-MAX_JOBS_PER_USER = "QOSMaxJobsPerUserLimit"
-MAX_WALL_PER_JOB = "QOSMaxWallDurationPerJobLimit"
-MAX_SUBMIT_PER_USER = "QOSMaxSubmitJobPerUserLimit"
+MAX_JOBS_PER_USER = reasons.QOS_MAX_JOBS_PER_USER
+MAX_WALL_PER_JOB = reasons.QOS_MAX_WALL_PER_JOB
+MAX_SUBMIT_PER_USER = reasons.QOS_MAX_SUBMIT_PER_USER
 # reason per TRES kind ("gres" = any gres/...), per job and per user
 PER_JOB_REASONS = {
-    "cpu": "QOSMaxCpuPerJobLimit",
-    "mem": "QOSMaxMemoryPerJob",
-    "node": "QOSMaxNodePerJobLimit",
-    "gres": "QOSMaxGRESPerJob",
+    "cpu": reasons.QOS_MAX_CPU_PER_JOB,
+    "mem": reasons.QOS_MAX_MEMORY_PER_JOB,
+    "node": reasons.QOS_MAX_NODE_PER_JOB,
+    "gres": reasons.QOS_MAX_GRES_PER_JOB,
 }
 PER_USER_REASONS = {
-    "cpu": "QOSMaxCpuPerUserLimit",
-    "mem": "QOSMaxMemoryPerUser",
-    "node": "QOSMaxNodePerUserLimit",
-    "gres": "QOSMaxGRESPerUser",
+    "cpu": reasons.QOS_MAX_CPU_PER_USER,
+    "mem": reasons.QOS_MAX_MEMORY_PER_USER,
+    "node": reasons.QOS_MAX_NODE_PER_USER,
+    "gres": reasons.QOS_MAX_GRES_PER_USER,
 }
 _MIB_UNITS = {"": 1, "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024**2, "P": 1024**3}
 _LIMIT_ITEM = re.compile(r"\s*([A-Za-z][\w/:.-]*)\s*=\s*(-?\d+)\s*([A-Za-z]?)\s*")

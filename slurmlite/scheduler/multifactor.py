@@ -151,11 +151,24 @@ class Factors:
 
     def total(self) -> float:
         """The raw sum, added up in Slurm's order (it decides the truncation)."""
-        tres = 0.0
-        for name in sorted(self.tres, key=tres_sort_key):
-            tres += self.tres[name]
-        raw = self.age + self.assoc + self.fairshare + self.jobsize + self.partition + self.qos
-        return raw + tres + self.site - self.nice
+        return weighted_sum(
+            self.age, self.assoc, self.fairshare, self.jobsize, self.partition, self.qos,
+            tres_sum(self.tres), self.site, self.nice,
+        )  # fmt: skip
+
+    def as_dict(self) -> dict[str, object]:
+        """The values by name, in field order (``dataclasses.asdict`` without its deep copies)."""
+        return {
+            "age": self.age,
+            "assoc": self.assoc,
+            "fairshare": self.fairshare,
+            "jobsize": self.jobsize,
+            "partition": self.partition,
+            "qos": self.qos,
+            "tres": dict(self.tres),
+            "site": self.site,
+            "nice": self.nice,
+        }
 
     def tres_text(self, decimals: int = 0, shown: Mapping[str, float] | None = None) -> str:
         """sprio's TRES column: ``cpu=500,gres/gpu=1000`` (entries where ``shown``
@@ -177,6 +190,82 @@ class JobPriority:
     @property
     def held(self) -> bool:
         return self.value == 0
+
+    def as_dict(self) -> dict[str, object]:
+        """``{"norm": {...}, "weighted": {...}, "direct": false}``: the stored breakdown."""
+        return {"norm": self.factors.as_dict(), "weighted": self.weighted.as_dict(),
+                "direct": self.direct}  # fmt: skip
+
+
+def weighted_sum(
+    age: float, assoc: float, fairshare: float, jobsize: float, partition: float, qos: float,
+    tres: float, site: int, nice: int,
+) -> float:  # fmt: skip
+    """The raw priority from its weighted terms, added left to right in Slurm's order (the
+    order decides the last bit, and so the truncation): the factors, TRES, site, less nice."""
+    return age + assoc + fairshare + jobsize + partition + qos + tres + site - nice
+
+
+def tres_sum(weighted: Mapping[str, float]) -> float:
+    """The weighted TRES terms added up in Slurm's TRES order (``billing.tres_sort_key``)."""
+    total = 0.0
+    for name in sorted(weighted, key=tres_sort_key):
+        total += weighted[name]
+    return total
+
+
+class AgeOnly:
+    """A job's priority with every factor but age fixed: the re-evaluation as time passes.
+
+    Between two recalculations only the age of a pending job moves (its
+    request, the cluster, the shares and the weights stay); so the evaluation
+    of its *shape* (``multifactor`` at age 0) is kept, and :meth:`value` and
+    :meth:`at` put a new normalised age ``a`` into it: the weighted age is
+    ``a x Wage`` and the sum is made as ``Factors.total`` makes it (age first),
+    so the value is exactly what ``multifactor`` gives at that time.
+
+    E.g. Age=1000, JobSize=1000 and a shape whose weighted job size is 250:
+    ``AgeOnly(base, 1000).value(0.5) == trunc(500.0 + 250.0) == 750``.
+    The TRES sum is made once; a call costs one ``weighted_sum``.
+    """
+
+    __slots__ = ("base", "weight", "_terms", "_tail", "_dicts")
+
+    def __init__(self, base: JobPriority, weight: int) -> None:
+        self.base, self.weight = base, weight
+        self._dicts: tuple[dict[str, object], dict[str, object]] | None = None
+        w = base.weighted
+        self._terms = (w.assoc, w.fairshare, w.jobsize, w.partition, w.qos)
+        self._tail = (tres_sum(w.tres), w.site, w.nice)
+
+    def value(self, age: float) -> int:
+        """``multifactor(...).value`` with normalised age ``age`` (0: the shape's own value)."""
+        if not age or not self.weight:
+            return self.base.value
+        return clamp_priority(weighted_sum(age * self.weight, *self._terms, *self._tail))
+
+    def at(self, age: float) -> JobPriority:
+        """The whole breakdown with normalised age ``age`` (what ``multifactor`` returns)."""
+        if not age or not self.weight:
+            return self.base
+        base = self.base
+        return JobPriority(
+            self.value(age),
+            replace(base.factors, age=age),
+            replace(base.weighted, age=age * self.weight),
+        )
+
+    def as_dict(self, age: float) -> dict[str, object]:
+        """``self.at(age).as_dict()``, made from the shape's dicts with the two ages put in."""
+        if self._dicts is None:
+            self._dicts = self.base.factors.as_dict(), self.base.weighted.as_dict()
+        if not age or not self.weight:
+            age = wage = 0.0
+        else:
+            wage = age * self.weight
+        norm, weighted = self._dicts
+        return {"norm": {**norm, "age": age}, "weighted": {**weighted, "age": wage},
+                "direct": self.base.direct}  # fmt: skip
 
 
 def age_factor(job: JobFacts, params: PriorityParams, now: float) -> float:

@@ -40,17 +40,12 @@ Reference: ``S:src/slurmctld/job_scheduler.c`` (``schedule``,
 
 from __future__ import annotations
 
+from slurmlite.reasons import BAD_CONSTRAINTS, PRIORITY, REQ_NODE_NOT_AVAIL, RESOURCES
 from slurmlite.scheduler.feasibility import wait_reason
 from slurmlite.scheduler.limits import LimitTracker
 from slurmlite.scheduler.registry import scheduler_for
 from slurmlite.scheduler.select import consume, fits_when_idle, select_nodes
 from slurmlite.scheduler.snapshot import NodeView, PendingJob, Plan, Policy, Snapshot
-
-# Reason names (spec §1.4), spelled once.
-PRIORITY = "Priority"
-RESOURCES = "Resources"
-REQ_NODE_NOT_AVAIL = "ReqNodeNotAvail"
-BAD_CONSTRAINTS = "BadConstraints"
 
 
 def schedule_pass(snapshot: Snapshot, policy: Policy) -> Plan:

@@ -10,13 +10,17 @@ module imports no policy code (the policy modules themselves look up the
 registry, and eager imports would go round in a circle).
 
 ``sched/builtin`` is the main pass alone (spec §4.2); ``sched/backfill``
-(Slurm's default) is the main pass followed by backfill (spec §4.3).
+(Slurm's default) is the main pass followed by backfill (spec §4.3).  The
+names are spelled only here: the rest of slurmlite asks this module what a
+name means (:func:`backfills`, :func:`is_multifactor`, :func:`is_basic`).
 Example::
 
     >>> scheduler_for("sched/builtin").__name__
     'main_pass'
     >>> scheduler_for("sched/backfill").__name__
     'backfill_pass'
+    >>> backfills("sched/backfill"), is_multifactor("priority/basic")
+    (True, False)
     >>> scheduler_for("sched/wiki")
     Traceback (most recent call last):
     ...
@@ -27,10 +31,12 @@ Reference: ``S:src/interfaces/priority.c`` (plugin chosen by name).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from functools import cache
-from typing import Any
+
+TYPE_CHECKING = False  # importing typing costs a command (sprio asks is_basic) ~3 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEDULER_TYPES: Mapping[str, str] = {
     "sched/builtin": "slurmlite.scheduler.passes:main_pass",
@@ -41,6 +47,10 @@ PRIORITY_TYPES: Mapping[str, str] = {
     "priority/basic": "slurmlite.scheduler.priority:basic_priority",
     "priority/multifactor": "slurmlite.scheduler.priority:multifactor_priority",
 }
+
+_BACKFILL = "sched/backfill"  # a main pass, then backfill: its plans carry estimates
+_MULTIFACTOR = "priority/multifactor"  # factors, usage and fair-share are kept
+_BASIC = "priority/basic"  # FIFO: no factors (sprio refuses it)
 
 
 class UnknownPluginError(ValueError):
@@ -54,6 +64,8 @@ def _resolve(key: str, name: str) -> Callable[..., Any]:
     if path is None:
         known = ", ".join(sorted(table))
         raise UnknownPluginError(f"unknown {key} {name!r} (known: {known})")
+    import importlib  # only the daemons and the tests resolve a policy
+
     module_name, _, attr = path.partition(":")
     return getattr(importlib.import_module(module_name), attr)
 
@@ -66,3 +78,23 @@ def scheduler_for(name: str) -> Callable[..., Any]:
 def priority_for(name: str) -> Callable[..., Any]:
     """The priority function for ``PriorityType=name`` (see ``priority.py``)."""
     return _resolve("PriorityType", name)
+
+
+def backfills(scheduler_type: str) -> bool:
+    """Whether ``SchedulerType=scheduler_type`` backfills (runs backfill after the main pass)."""
+    return scheduler_type == _BACKFILL
+
+
+def _plugin_name(priority_type: str) -> str:
+    return priority_type.strip().lower()
+
+
+def is_multifactor(priority_type: str) -> bool:
+    """Whether ``PriorityType=priority_type`` is multifactor (spelling as slurm.conf may
+    write it: case and surrounding blanks do not count)."""
+    return _plugin_name(priority_type) == _MULTIFACTOR
+
+
+def is_basic(priority_type: str) -> bool:
+    """Whether ``PriorityType=priority_type`` is the FIFO plugin (case and blanks aside)."""
+    return _plugin_name(priority_type) == _BASIC

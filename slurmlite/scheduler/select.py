@@ -17,9 +17,9 @@ by CPUs, memory and GPUs, and a placement is chosen like this:
 4. *Fill.*  Required nodes (``-w``) go in first.  Then, while something is
    missing: if one more node could finish the job, take the tightest such
    node (fewest free GPUs, then fewest free CPUs, then config order — "best
-   fit"); otherwise take the node that contributes most (block layout: a node
-   gets as many tasks as its free CPUs allow, keeping one task back for every
-   node still needed).
+   fit", ``best_fit_key``, by which backfill orders nodes too); otherwise take
+   the node that contributes most (block layout: a node gets as many tasks as
+   its free CPUs allow, keeping one task back for every node still needed).
 5. *Per node* the job holds ``tasks x cpus_per_task`` CPUs (all CPUs with
    ``--exclusive``), the lowest free GPU indices, and memory by the first rule
    that applies: ``--mem`` (0 = whole node), ``--mem-per-cpu``,
@@ -51,6 +51,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from slurmlite.protocol import NodeAlloc
+from slurmlite.scheduler import shortfall as lack
+from slurmlite.scheduler.shortfall import Shortfall
 from slurmlite.scheduler.snapshot import NodeView, PendingJob, Policy, Start
 
 
@@ -149,11 +151,61 @@ def constraint_matches(expr: str | None, features: Iterable[str]) -> bool:
 
 def eligible(job: PendingJob, node: NodeView) -> bool:
     """Static fit: not excluded, features and GPU type match, has GPUs if asked."""
-    if node.name in job.exc_nodes or not constraint_matches(job.features, node.features):
-        return False
-    if job.wants_gpus and (node.gpus == 0 or (job.gpu_type and node.gpu_type != job.gpu_type)):
-        return False
-    return True
+    return not static_shortfalls(job, node)
+
+
+def static_shortfalls(job: PendingJob, node: NodeView) -> tuple[Shortfall, ...]:
+    """The rules ``node`` breaks for ``job`` whatever runs on it (``eligible``'s no)."""
+    excluded = node.name in job.exc_nodes
+    features = constraint_matches(job.features, node.features)
+    wrong_gpus = job.wants_gpus and (
+        node.gpus == 0 or bool(job.gpu_type and node.gpu_type != job.gpu_type)
+    )
+    if not excluded and features and not wrong_gpus:
+        return ()  # the usual answer, built without a list (``place`` asks it per node)
+    out: list[Shortfall] = []
+    if excluded:
+        out.append(Shortfall(node.name, lack.EXCLUDED))
+    if not features:
+        have = ",".join(sorted(node.features))
+        out.append(Shortfall(node.name, lack.FEATURES, asked=job.features or "", have=have))
+    if wrong_gpus:
+        asked, have = job.gpu_type or "", node.gpu_type or ""
+        out.append(Shortfall(node.name, lack.GPU_TYPE, total=node.gpus, asked=asked, have=have))
+    return tuple(out)
+
+
+def share_shortfalls(
+    job: PendingJob, rule: MemRule, node: NodeView, cpus: int, gpus: int
+) -> list[Shortfall]:
+    """What ``node`` lacks now to give ``job`` ``cpus`` CPUs and ``gpus`` GPUs, and the
+    memory ``rule`` charges for them; ``--exclusive`` also wants the node idle.
+
+    The same rules ``_caps`` applies (there turned round, to find the most a node can
+    give, and spelled out for speed): a share ``_caps`` can give breaks none of these.
+    """
+    out: list[Shortfall] = []
+    name = node.name
+    if job.exclusive and not node.idle:
+        out.append(Shortfall(name, lack.IDLE))
+    if node.free_cpus < cpus:
+        out.append(Shortfall(name, lack.CPUS, cpus, node.free_cpus, node.cpus))
+    mem = node_memory(rule, node, cpus, gpus)
+    if node.free_mem < mem:
+        out.append(Shortfall(name, lack.MEMORY, mem, node.free_mem, node.real_memory))
+    free_gpus = len(node.free_gpus)
+    if gpus and node.gpus and free_gpus < gpus:  # (no GPUs at all: a static shortfall)
+        out.append(Shortfall(name, lack.GPUS, gpus, free_gpus, node.gpus))
+    return out
+
+
+def node_shortfalls(
+    job: PendingJob, rule: MemRule, node: NodeView, cpus: int, gpus: int
+) -> list[Shortfall]:
+    """Every rule ``node`` breaks for a share of ``job`` (``cpus``, ``gpus`` and their
+    memory), in the order of ``shortfall.RESOURCES``; empty: the share fits now."""
+    out = [] if node.usable else [Shortfall(node.name, lack.STATE)]
+    return [*out, *static_shortfalls(job, node), *share_shortfalls(job, rule, node, cpus, gpus)]
 
 
 def _caps(job: PendingJob, shape: Shape, rule: MemRule, node: NodeView) -> tuple[int, int]:
@@ -192,17 +244,26 @@ def _free_gpu_count(node: NodeView) -> int:
     return node.gpus - len(node.alloc_gpus)
 
 
-def _best_fit_key(node: NodeView) -> tuple[int, int, int, int]:
-    return (node.weight, _free_gpu_count(node), node.cpus - node.alloc_cpus, node.index)
+def best_fit_key(node: NodeView, free_gpus: int, free_cpus: int) -> tuple[int, int, int, int]:
+    """The order of "best fit", smallest first: lowest Weight, fewest free GPUs, fewest
+    free CPUs, config order.  The one key of the main pass and of backfill, which
+    passes what a node has free over a window of the future (``_best_single``)."""
+    return (node.weight, free_gpus, free_cpus, node.index)
+
+
+def _tightest(node: NodeView) -> tuple[int, int, int, int]:
+    """``best_fit_key`` of ``node`` as it is now."""
+    return best_fit_key(node, _free_gpu_count(node), node.cpus - node.alloc_cpus)
 
 
 def _biggest_first_key(
     option: tuple[NodeView, tuple[int, int]], prefer_light: bool
 ) -> tuple[int, ...]:
+    """Most tasks, then most GPUs first (lighter groups first with ``prefer_light``);
+    ties go to the best fit."""
     node, (tasks, gpus) = option
     weight = node.weight if prefer_light else 0
-    free_gpus, free_cpus = _free_gpu_count(node), node.cpus - node.alloc_cpus
-    return (weight, -tasks, -gpus, node.weight, free_gpus, free_cpus, node.index)
+    return (weight, -tasks, -gpus, *_tightest(node))
 
 
 #: A node that can take part of the job now, with the most tasks and GPUs it can give.
@@ -278,7 +339,7 @@ def _fill(
                 and o[1][1] >= gpus_left
             ]
             if finishing:
-                add(*min(finishing, key=lambda o: _best_fit_key(o[0])))
+                add(*min(finishing, key=lambda o: _tightest(o[0])))
                 break
         # No single node finishes it: take the biggest contribution (block layout).
         add(*min(options, key=lambda o: _biggest_first_key(o, prefer_light)))
@@ -313,7 +374,7 @@ def _fill_fixed(
         lightest = min(o[0].weight for o in rest) if prefer_light else None
         last = min(
             (o for o in rest if lightest is None or o[0].weight == lightest),
-            key=lambda o: _best_fit_key(o[0]),
+            key=lambda o: _tightest(o[0]),
         )
         chosen.append((last[0], *last[1]))
     return sorted(chosen, key=lambda c: c[0].index)
@@ -394,11 +455,12 @@ def _lowest_free_gpus(node: NodeView, count: int) -> list[int]:
 
 def fits_when_idle(job: PendingJob, policy: Policy, nodes: Sequence[NodeView]) -> bool:
     """Could ``job`` ever run on ``nodes`` (all up and idle)?  False = "never"."""
-    idle = [
-        dataclasses.replace(n, usable=True, alloc_cpus=0, alloc_mem=0, alloc_gpus=frozenset())
-        for n in nodes
-    ]
-    return select_nodes(job, policy, idle) is not None
+    return select_nodes(job, policy, [as_idle(n) for n in nodes]) is not None
+
+
+def as_idle(node: NodeView) -> NodeView:
+    """``node`` up and with nothing allocated: what it could ever give."""
+    return dataclasses.replace(node, usable=True, alloc_cpus=0, alloc_mem=0, alloc_gpus=frozenset())
 
 
 def consume(node: NodeView, alloc: NodeAlloc) -> NodeView:

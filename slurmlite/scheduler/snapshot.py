@@ -227,7 +227,8 @@ class Plan:
     """The scheduler's answer for one pass.
 
     ``reasons`` names why each pending job that is not in ``starts`` waits,
-    in queue order.  ``unavailable_nodes`` lists, for ReqNodeNotAvail jobs,
+    in queue order, with a word of ``slurmlite.reasons.PENDING`` (the
+    controller refuses any other when it writes the plan).  ``unavailable_nodes`` lists, for ReqNodeNotAvail jobs,
     the requested nodes that are down, drained or held back (squeue shows
     them as ``ReqNodeNotAvail, UnavailableNodes:n[1-2]``).
     """

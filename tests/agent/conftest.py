@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent.isolation import discard
-from agent.launcher import Launcher, RunningJob
+from agent.launcher import BatchRun, Launcher
 from slurmlite.protocol import LaunchSpec
 
 
@@ -35,10 +35,10 @@ def area() -> Iterator[Path]:
 def launcher(area: Path) -> Iterator[Launcher]:
     """A Launcher whose jobs are all killed and reaped after the test."""
     real = Launcher(area / "spool")
-    started: list[RunningJob] = []
+    started: list[BatchRun] = []
     original = real.start
 
-    def start(spec: LaunchSpec) -> RunningJob:
+    def start(spec: LaunchSpec) -> BatchRun:
         job = original(spec)
         started.append(job)
         return job

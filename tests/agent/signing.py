@@ -68,10 +68,14 @@ def signed(
 
 
 def request_headers(
-    path: str, body: bytes, node: str = NODE, cluster_key: bytes = CLUSTER_KEY
+    path: str,
+    body: bytes,
+    node: str = NODE,
+    cluster_key: bytes = CLUSTER_KEY,
+    now: float | None = None,
 ) -> dict[str, str]:
     key = to_node_key(node_key(cluster_key, node))
-    headers = sign_request(key, node, "POST", path, body, time.time())
+    headers = sign_request(key, node, "POST", path, body, time.time() if now is None else now)
     headers["content-type"] = "application/json"
     return headers
 

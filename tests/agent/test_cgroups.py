@@ -96,10 +96,12 @@ def test_terminate_kills_a_double_forked_setsid_escapee(area: Path, version: int
 def test_a_signal_reaches_every_process_of_the_job(launcher: Launcher, area: Path) -> None:
     # the batch shell ignores TERM: only the cgroup, not the end of the job, can reach the
     # escapee here
-    pidfile = area / "work" / "escaped.pid"
-    script = ESCAPE.format(pidfile=pidfile).replace("sleep 1000\n", "trap '' TERM\nsleep 1000\n")
+    pidfile, ready = area / "work" / "escaped.pid", area / "work" / "trapped"
+    trapped = f"trap '' TERM\necho ok > {ready}\nsleep 1000\n"
+    script = ESCAPE.format(pidfile=pidfile).replace("sleep 1000\n", trapped)
     job = launcher.start(a_spec(area, 8, script))  # (trap after the fork: ignoring is inherited)
     pid = escapee(pidfile)
+    wait_for(ready.exists)  # the shell ignores TERM from here on (else a loaded machine races)
     assert job.signal(signal.SIGTERM) is True
     wait_for(lambda: not is_live(pid))
     assert not job.poll()  # the job itself runs on

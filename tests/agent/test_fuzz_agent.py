@@ -30,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent.app import LaunchBody, SignalBody, create_app
 from agent.daemon import AgentState
-from agent.launcher import RunningJob
+from agent.launcher import BatchRun
 from slurmlite.config import parse_config
 from slurmlite.protocol import LaunchSpec, SignalSpec, from_dict
 from tests.agent.signing import CLUSTER_KEY, NODE, request_headers, signed
@@ -74,7 +74,7 @@ class FuzzedAgent(AgentState):
 
     seen_launches = 0
 
-    async def _start(self, spec: LaunchSpec) -> RunningJob:
+    async def _start(self, spec: LaunchSpec) -> BatchRun:
         self.seen_launches += 1
         return StandIn()  # type: ignore[return-value]
 

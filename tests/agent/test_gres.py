@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.gres import GpuDevice, discover, parse_device_list, translate_gpu_env
+from agent.gres import GpuDevice, device_indices, discover, parse_device_list
 from agent.gres import nvml as nvml_mod
 
 FAKE = Path(__file__).parent / "fake_nvml" / "pynvml.py"
@@ -58,17 +58,17 @@ def test_discover_prefers_nvml_and_falls_back_to_configured_fake_gpus(fake_nvml,
     assert source == "static"
 
 
-def test_subset_of_real_devices_and_env_translation(fake_nvml, monkeypatch):
+def test_subset_of_real_devices_and_device_indices(fake_nvml, monkeypatch):
     monkeypatch.setenv("FAKE_NVML_GPUS", "4")
     devices, _ = discover("nvml", configured=0, gpu_type=None, subset=parse_device_list("2-3"))
     assert [d.index for d in devices] == [2, 3]
     # the scheduler numbers this node's GPUs 0 and 1; CUDA must see the machine's 2 and 3
-    env = translate_gpu_env(
-        {"CUDA_VISIBLE_DEVICES": "1", "SLURM_JOB_GPUS": "0,1", "PATH": "/bin"}, devices
-    )
-    assert env == {"CUDA_VISIBLE_DEVICES": "3", "SLURM_JOB_GPUS": "2,3", "PATH": "/bin"}
+    assert device_indices([1], devices) == [3]
+    assert device_indices([0, 1], devices) == [2, 3]
+    assert device_indices([], devices) == []
+    assert device_indices([2], devices) == [2]  # not one of this node's: left as it came
     same = [GpuDevice(0, "g"), GpuDevice(1, "g")]
-    assert translate_gpu_env({"CUDA_VISIBLE_DEVICES": "1"}, same) == {"CUDA_VISIBLE_DEVICES": "1"}
+    assert device_indices([1], same) == [1]
 
 
 def test_device_lists():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent.gres import GpuDevice
 from agent.steptable import task_plans
 from tests.agent.steprig import a_launch, fallback_stepenv
 
@@ -55,3 +56,27 @@ def test_stdin_reaches_all_tasks_or_the_one_named_and_the_pty_is_task_zeros(
     assert [p.pty for p in pty] == [True, False]
     files = task_plans(a_launch(tmp_path, ["x"], std_out="none", std_err="e.txt"), gpus=[])
     assert (files[0].std_out, files[0].std_err) == ("/dev/null", f"{tmp_path}/work/e.txt")
+
+
+def test_on_a_node_owning_machine_gpus_2_and_3_the_tasks_see_those_devices(
+    tmp_path: Path,
+) -> None:
+    devices = [GpuDevice(2, "g"), GpuDevice(3, "g")]  # the scheduler's GPUs 0 and 1 here
+    env = {
+        "CUDA_VISIBLE_DEVICES": "0,1",  # as the controller built it, the scheduler's numbers
+        "SLURM_STEP_GPUS": "0,1",
+        "SLURM_GPUS_ON_NODE": "2",
+        "SLURM_JOB_GPUS": "1",  # inherited from the batch shell: not the step's to change
+    }
+    split = a_launch(
+        tmp_path, ["true"], tasks=[0, 1], gpus=[0, 1], gpus_per_task=1, environment=env
+    )
+    plans = task_plans(split, devices)
+    # local task i gets the node's GPU i: the machine's device 2 + i
+    assert [p.env["CUDA_VISIBLE_DEVICES"] for p in plans] == ["2", "3"]
+    assert [p.env["SLURM_STEP_GPUS"] for p in plans] == ["2", "3"]
+    assert {p.env["SLURM_GPUS_ON_NODE"] for p in plans} == {"2"}
+    assert {p.env["SLURM_JOB_GPUS"] for p in plans} == {"1"}
+    shared = task_plans(a_launch(tmp_path, ["true"], gpus=[1], environment=env), devices)
+    assert shared[0].env["CUDA_VISIBLE_DEVICES"] == shared[0].env["SLURM_STEP_GPUS"] == "3"
+    assert split.environment == env  # the order itself is left as it came

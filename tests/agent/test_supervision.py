@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from agent.daemon import AgentState
-from agent.launcher import Launcher, RunningJob, read_status
+from agent.launcher import BatchRun, Launcher, read_status
 from agent.procfs import stat_of
 from slurmlite.config import parse_config
 from slurmlite.protocol import JobCompletion
@@ -207,7 +207,7 @@ def test_a_killed_agents_jobs_keep_running_and_are_adopted(
     launcher = Launcher(spool)  # the restarted agent, from the spool alone
     assert launcher.job_ids() == [40, 41, 42, 43]
     jobs = {job_id: launcher.adopt(job_id) for job_id in launcher.job_ids()}
-    assert all(isinstance(j, RunningJob) and not j.done for j in jobs.values())
+    assert all(isinstance(j, BatchRun) and not j.done for j in jobs.values())
     # exact statuses, though every one of these ended while no agent ran
     assert jobs[41].wait() == 3 << 8  # FAILED 3:0
     assert jobs[42].wait() == 9  # FAILED 0:9, the .batch step CANCELLED 0:9
@@ -238,9 +238,10 @@ def test_adoption_sees_only_the_run_it_was_given(area: Path) -> None:
 # ------------------------------------------------------- the agent state
 
 
-def agent_state(spool: Path) -> AgentState:
+def agent_state(spool: Path, **kw: Any) -> AgentState:
+    """Agent n1 on ``spool``; ``kw``: more fields (``clock``, ``timer``, ``gpus`` ...)."""
     cfg = parse_config("SlurmctldHost=localhost(127.0.0.1)\nSlurmliteHeartbeatInterval=1\n")
-    return AgentState(
+    fields: dict[str, Any] = dict(
         cfg=cfg,
         name="n1",
         cluster_key=b"k" * 64,
@@ -249,6 +250,7 @@ def agent_state(spool: Path) -> AgentState:
         gpu_source="none",
         node_conf=None,
     )
+    return AgentState(**{**fields, **kw})
 
 
 class FakeController:

@@ -102,7 +102,9 @@ def test_ending_an_allocation_terminates_its_running_steps(harness):
     h = harness
     jid = allocate(h, nodes_min=2)
     srun(h, jid, ntasks=1)  # step 0 on n1
-    _row, orders = update_allocation(h.ctl, ALICE, jid, AllocationUpdate(end=True))
+    _row, orders = update_allocation(
+        h.ctl.db, h.ctl.clock(), ALICE, jid, AllocationUpdate(end=True)
+    )
     assert [(o.kind, o.node) for o in orders] == [("terminate", "n1")]
     job = h.job(jid)
     assert (job["state"], job["flags"]) == ("COMPLETED", ["COMPLETING"])  # until n1 reports

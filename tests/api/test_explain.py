@@ -14,11 +14,11 @@ from tests.api.conftest import ALICE, BOB, ROOT
 
 def _all_gpus_taken(h) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """Alice's job holds both GPUs of both nodes for 60 min; Bob's wants one GPU."""
-    big = h.submit(nodes_min=2, gres_per_node=2, time_limit=60)["job_id"]
+    big = h.submit(nodes_min=2, gpus_per_node=2, time_limit=60)["job_id"]
     h.tick()
     assert h.job(big)["state"] == "RUNNING"
     h.as_user(BOB)
-    small = h.submit(gres_per_node=1, time_limit=30)["job_id"]
+    small = h.submit(gpus_per_node=1, time_limit=30)["job_id"]
     h.tick()
     assert h.job(small)["state"] == "PENDING"
     return big, small

@@ -73,7 +73,7 @@ def test_completion_from_the_wrong_node_is_ignored(harness):
 def test_gpu_jobs_share_nodes_and_third_waits_for_resources(harness):
     h = harness
     # 2 nodes x 2 GPUs: two 2-GPU jobs fill both nodes, the third pends (Resources)
-    ids = [h.submit(gres_per_node=2, tres_per_node="gres:gpu:2")["job_id"] for _ in range(3)]
+    ids = [h.submit(gpus_per_node=2, tres_per_node="gres:gpu:2")["job_id"] for _ in range(3)]
     h.tick()
     states = [h.job(i)["state"] for i in ids]
     assert states == ["RUNNING", "RUNNING", "PENDING"]
@@ -93,7 +93,7 @@ def test_bad_partition_account_qos_and_impossible_requests_are_refused(harness):
     assert r.json()["detail"] == "invalid partition specified: nosuch"
     r = h.post_job(account="nosuch")
     assert r.json()["errno"] == errors.ESLURM_INVALID_ACCOUNT
-    r = h.post_job(gres_per_node=5)
+    r = h.post_job(gpus_per_node=5)
     assert r.json()["errno"] == errors.ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE
     # like Slurm, the refused request used a job id and shows as FAILED (BadConstraints)
     failed = h.client.get("/v1/jobs", params={"all_states": True}).json()["jobs"]
@@ -206,7 +206,7 @@ def test_exit_status_meanings():
 
 def test_completing_job_on_a_node_that_dies_releases_its_resources(harness):
     h = harness
-    jid = h.submit(gres_per_node=2)["job_id"]
+    jid = h.submit(gpus_per_node=2)["job_id"]
     h.tick()
     node = h.job(jid)["batch_host"]
     h.client.post("/v1/jobs/cancel", json={"job_ids": [jid]})

@@ -47,7 +47,7 @@ def a_busy_cluster(h):  # type: ignore[no-untyped-def]
     """Jobs in every listable condition: completed, running on 2 nodes with 4 GPUs,
     cancelled while pending, cancelled while running (completing), pending; their ids."""
     done = h.submit(name="done")["job_id"]
-    gpu = h.submit(name="gpu", gres_per_node=2, tres_per_node="gres:gpu:2", nodes_min=2)["job_id"]
+    gpu = h.submit(name="gpu", gpus_per_node=2, tres_per_node="gres:gpu:2", nodes_min=2)["job_id"]
     h.tick()
     h.ctl.jobs.complete(
         "n1", JobCompletion(node="n1", job_id=done, restarts=0, step_id="batch", exit_code=0)
@@ -59,7 +59,7 @@ def a_busy_cluster(h):  # type: ignore[no-untyped-def]
     h.client.post("/v1/jobs/cancel", json={"job_ids": [held]})
     h.tick()  # bobs starts on the CPU n1 has left
     h.client.post("/v1/jobs/cancel", json={"job_ids": [bobs]})  # CANCELLED + COMPLETING
-    waits = h.submit(name="waits", gres_per_node=1, tres_per_node="gres:gpu:1")["job_id"]
+    waits = h.submit(name="waits", gpus_per_node=1, tres_per_node="gres:gpu:1")["job_id"]
     h.tick()  # every GPU is taken: pending, asking for 1
     return [done, gpu, held, bobs, waits]
 

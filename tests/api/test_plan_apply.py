@@ -19,6 +19,7 @@ from cli import squeue_format as sf
 from controller.sched import apply, gather, willrun
 from controller.store.models import JobRow
 from slurmlite.protocol import JobCompletion, JobInfo, from_dict
+from slurmlite.reasons import UnknownReason
 from slurmlite.scheduler.passes import main_pass
 from slurmlite.scheduler.snapshot import Plan, Policy, Snapshot
 from slurmlite.timefmt import fmt_timestamp
@@ -50,7 +51,7 @@ class EstimatingPass:
 @pytest.fixture
 def fake(harness) -> EstimatingPass:
     full = EstimatingPass()
-    harness.ctl.schedule_pass = full
+    harness.ctl.sched.full_pass = full
     return full
 
 
@@ -142,6 +143,24 @@ def test_a_full_pass_clears_estimates_it_no_longer_gives_and_those_of_held_jobs(
     assert h.job(b)["sched_start"] is None
     h.agents.take("launch", 1)
     h.agents.assert_nothing_else()
+
+
+def test_a_plan_naming_a_reason_outside_the_vocabulary_is_refused_and_nothing_written(harness):
+    h = harness
+    _fill_cluster(h)
+    waiting = h.submit(ntasks=1)["job_id"]
+    h.tick()
+    assert h.job(waiting)["reason"] == "Resources"
+
+    def buggy(snap: Snapshot, policy: Policy) -> Plan:  # a pass with a typo in a reason
+        plan = main_pass(snap, policy)
+        plan.reasons[waiting] = "Resource"
+        return plan
+
+    h.ctl.sched.full_pass = buggy
+    with pytest.raises(UnknownReason, match="'Resource'"):
+        apply.schedule(h.ctl.sched, apply.PassState())  # no full pass yet: a full one
+    assert h.job(waiting)["reason"] == "Resources"  # the transaction was rolled back
 
 
 def test_bf_interval_minus_one_disables_backfill_and_builtin_has_one_pass(harness, fake):

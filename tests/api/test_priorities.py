@@ -7,11 +7,12 @@ alice (1001) owns the jobs unless a test says otherwise; root is an operator.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from fastapi.testclient import TestClient
 
-from controller.accounting.priorities import _Shape
-from controller.accounting.priority_facts import encode
+from controller.accounting.priority_facts import compact_json, encode
 from controller.api.app import create_app
 from controller.api.deps import get_user
 from controller.context import Controller
@@ -22,6 +23,7 @@ from slurmlite.clock import FakeClock
 from slurmlite.config import parse_config
 from slurmlite.protocol import JobCompletion
 from slurmlite.scheduler.multifactor import (
+    AgeOnly,
     ClusterFacts,
     JobFacts,
     PartitionFacts,
@@ -121,20 +123,23 @@ def test_maybe_recalc_waits_for_priority_calc_period(make):
 
 
 def test_the_age_shortcut_equals_the_pure_formula():
-    # _Shape.at adds the age term to a shape evaluated with age 0; it must give exactly
-    # what multifactor() gives with the age in, value and breakdown alike
+    # the service keeps a shape evaluated with age 0 (multifactor.AgeOnly) and stores its
+    # breakdown at each age as JSON; value and text must be exactly what multifactor()
+    # and encode() give with the age in
     params = PriorityParams(age=1000, fairshare=10000, jobsize=1000, partition=1000, qos=7,
                             tres={"cpu": 333.3}, max_age=6000)  # fmt: skip
     cluster = ClusterFacts(nodes=3, cpus=17, max_qos_priority=9)
     part = PartitionFacts(name="p", tres_total={"cpu": 17})
     common = {"cluster": cluster, "partition": part, "fairshare": 0.37, "qos_priority": 4}
     job = JobFacts(min_nodes=1, cpus=3, tres={"cpu": 3}, nice=11, submit_time=0.0)
-    shape = _Shape(multifactor(job, params, now=0.0, **common))
+    shape = AgeOnly(multifactor(job, params, now=0.0, **common), params.age)
     for waited in (0, 1, 77, 2999, 6000, 10**6):
         aged = JobFacts(**{**job.__dict__, "accrue_time": 0.0})
         want = multifactor(aged, params, now=float(waited), **common)
         age = min(1.0, waited / 6000)
-        assert shape.at(age, 1000) == (want.value, encode(want)), waited
+        got = (shape.value(age), compact_json(shape.as_dict(age)))
+        assert got == (want.value, encode(want)), waited
+        assert json.loads(got[1]) == want.as_dict()
 
 
 # ------------------------------------------------------------------ usage
@@ -244,7 +249,7 @@ def test_priorities_route_lists_pending_eligible_jobs_with_weights(make):
     a = h.submit(ntasks=2)["job_id"]
     h.submit(hold=True)  # held: not listed
     h.as_user(BOB)
-    b = h.submit(gres_per_node=1)["job_id"]  # 1 of the partition's 4 GPUs
+    b = h.submit(gpus_per_node=1)["job_id"]  # 1 of the partition's 4 GPUs
     body = h.client.get("/v1/priorities").json()
     assert body["priority_type"] == "priority/multifactor"
     assert body["weights"] == {"age": 0, "assoc": 0, "fairshare": 0, "jobsize": 1000,
@@ -296,3 +301,26 @@ def test_priority_basic_keeps_fifo_values_and_nice_moves_them_by_the_difference(
     assert update(h, jid, nice=100) == 0
     assert h.job(jid)["priority"] == fifo - 100
     assert h.client.get("/v1/priorities").json()["priority_type"] == "priority/basic"
+
+
+def test_a_submission_gets_its_priority_computed_once(make, monkeypatch):
+    # multifactor: the service's value at age 0 is the job's priority; the FIFO formula
+    # (initial_priority) is not worked out first only to be thrown away.  Basic: it is.
+    import controller.jobs.validate as validate
+
+    calls: list[int] = []
+    fifo = validate.initial_priority
+
+    def counted(req, policy, *, sequence=0, factors=None):  # type: ignore[no-untyped-def]
+        calls.append(sequence)
+        return fifo(req, policy, sequence=sequence, factors=factors)
+
+    monkeypatch.setattr(validate, "initial_priority", counted)
+    h = make("PriorityWeightJobSize=1000")
+    jid = h.submit(ntasks=2)["job_id"]
+    assert h.job(jid)["priority"] == 500  # (1/2 + 2/4) / 2 x 1000
+    assert calls == []
+    basic = make("PriorityType=priority/basic")
+    jid = basic.submit()["job_id"]
+    assert basic.job(jid)["priority"] == 0xFFFF0000 - 1 - jid
+    assert calls == [jid]

@@ -82,9 +82,9 @@ def test_a_job_over_max_wall_pends_unless_the_qos_denies_on_limit(harness):
 def test_deny_on_limit_refuses_a_job_bigger_than_max_tres_per_job_or_per_user(harness):
     h = harness
     set_qos(h, max_tres_pj="gres/gpu=1", max_tres_pu="cpu=1", flags="DenyOnLimit")
-    assert refused(h.post_job(gres_per_node=2))  # 2 GPUs > gres/gpu=1 per job
+    assert refused(h.post_job(gpus_per_node=2))  # 2 GPUs > gres/gpu=1 per job
     assert refused(h.post_job(ntasks=2))  # 2 CPUs alone > cpu=1 per user
-    assert "job_id" in h.submit(gres_per_node=1)
+    assert "job_id" in h.submit(gpus_per_node=1)
 
 
 def test_a_job_without_time_gets_the_qos_max_wall(harness):

@@ -21,7 +21,7 @@ from tests.recording_agents import RecordingAgentClient
 
 
 def two_node_job(h) -> int:  # type: ignore[no-untyped-def]
-    jid = h.submit(nodes_min=2, ntasks_per_node=2, gres_per_node=2)["job_id"]
+    jid = h.submit(nodes_min=2, ntasks_per_node=2, gpus_per_node=2)["job_id"]
     h.tick()
     assert h.job(jid)["state"] == "RUNNING"
     return jid
@@ -105,7 +105,8 @@ def test_step_ids_count_up_survive_a_controller_restart_and_show_in_sacct(harnes
     )
     try:
         req = StepRequest(argv=["env"], work_dir="/tmp", ntasks=1, overlap=True)
-        assert create_step(again, ALICE, jid, req).step_id == 3
+        grant = create_step(again.db, again.cfg, again.signer, again.clock(), ALICE, jid, req)
+        assert grant.step_id == 3
     finally:
         again.db.close()
     [job] = h.client.get("/v1/accounting", params={"ids": jid}).json()["jobs"]
@@ -289,7 +290,7 @@ def test_steps_whose_nodes_never_report_are_closed_after_the_job_ended(harness):
     h.ctl.jobs.complete(
         "n1", JobCompletion(node="n1", job_id=jid, restarts=0, step_id="batch", exit_code=0)
     )
-    h.pass_time(report_grace(h.ctl))  # KillWait 2 + 2 x heartbeat 1 + 10 = 14 s: not past
+    h.pass_time(report_grace(h.ctl.cfg))  # KillWait 2 + 2 x heartbeat 1 + 10 = 14 s: not past
     h.tick()
     assert step_rows(h, jid)["0"]["state"] == "RUNNING"
     h.pass_time(1)

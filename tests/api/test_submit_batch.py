@@ -42,7 +42,7 @@ def test_one_batch_numbers_in_order_and_refuses_only_the_bad_requests(harness):
             (ALICE, _request("a")),
             (ALICE, _request("nopart", partition="nosuch")),  # refused: takes no id
             (BOB, _request("b", hold=True)),
-            (ALICE, _request("toobig", gres_per_node=5)),  # never fits: id 3, stored FAILED
+            (ALICE, _request("toobig", gpus_per_node=5)),  # never fits: id 3, stored FAILED
             (ALICE, _request("probe", test_only=True)),  # id 4, answered, not stored
             (ALICE, _request("c")),
         ]

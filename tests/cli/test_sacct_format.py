@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from cli import sacct_format as af
+from slurmlite.errors import CommandLineError
 from slurmlite.protocol import JobInfo, NodeAlloc, StepInfo
 from tests.golden_path import golden_path
 
@@ -66,14 +67,15 @@ def test_all_and_empty_item() -> None:
 
 
 def test_unknown_and_removed_fields() -> None:
-    with pytest.raises(af.FieldError, match='Invalid field requested: "bogus"') as exc:
+    # the level is part of the line: "error" or "fatal" (both exit 1)
+    with pytest.raises(CommandLineError) as exc:
         af.parse_fields("jobid,bogus%9,")
-    assert exc.value.level == "error"
-    with pytest.raises(
-        af.FieldError, match="AllocGRES has been removed, please use AllocTRES"
-    ) as exc:
+    assert exc.value.lines == ['sacct: error: Invalid field requested: "bogus"']
+    assert exc.value.exit_code == 1
+    with pytest.raises(CommandLineError) as exc:
         af.parse_fields("allocgres,")
-    assert exc.value.level == "fatal"
+    assert exc.value.lines == ["sacct: fatal: AllocGRES has been removed, please use AllocTRES"]
+    assert exc.value.exit_code == 1
 
 
 def test_helpformat_matches_golden() -> None:

@@ -18,8 +18,9 @@ import pytest
 
 from cli import sacctmgr
 from cli import sacctmgr_format as fmt
-from cli.sacctmgr_args import ArgError, parse_words
+from cli.sacctmgr_args import parse_words
 from controller.auth.callers import Caller
+from slurmlite.errors import CommandLineError
 from tests.cli.harness import install
 
 ROOT = Caller(uid=0, gid=0, user="root", admin=True)
@@ -61,18 +62,18 @@ def test_words_split_into_names_conditions_and_settings():
     p = parse_words("qos", "normal set MaxTRESPerUser=gres/gpu=4 MaxWall=1-00:00:00".split())
     assert p.sets == {"max_tres_pu": "gres/gpu=4", "max_wall": 1440}  # 1 day = 1440 minutes
     assert parse_words("user", ["alice", "set", "qos+=high"]).sets == {"qos_add": ["high"]}
-    with pytest.raises(ArgError, match=" Bad FairShare value: x"):
+    with pytest.raises(CommandLineError, match=" Bad FairShare value: x"):
         parse_words("account", ["vision", "set", "FairShare=x"])
-    with pytest.raises(ArgError, match=" Unknown option: bogus=1"):
+    with pytest.raises(CommandLineError, match=" Unknown option: bogus=1"):
         parse_words("account", ["vision", "set", "bogus=1"])
 
 
 def test_format_names_widths_and_forms():
     cols = fmt.parse_format(["acc%12,Share,fairshare,Des,DefaultA"])
-    assert [(c.header, c.width) for c in cols] == [
+    assert [(c.name, c.width) for c in cols] == [
         ("Account", 12), ("Share", 9), ("Share", 9), ("Descr", 20), ("Def Acct", 10)
     ]  # fmt: skip
-    with pytest.raises(fmt.FieldError, match="Unknown field 'Par'"):
+    with pytest.raises(CommandLineError, match="Unknown field 'Par'"):
         fmt.parse_format(["Par"])
     cols = fmt.parse_format(["Account,User"])
     rows = [{"Account": "averyverylongname", "User": None}]

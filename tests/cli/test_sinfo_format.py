@@ -12,6 +12,7 @@ import pytest
 
 from cli import sinfo
 from cli import sinfo_format as sf
+from cli.format_codes import Column
 from slurmlite.protocol import NodeInfo, PartitionInfo
 from tests.golden_path import golden_path
 
@@ -198,10 +199,10 @@ def test_parse_states_prefixes_and_errors() -> None:
 
 def test_format_parsing_keeps_prefix_suffix_and_reports_bad_letters() -> None:
     fields, errors = sf.parse_format("x%5P|%.3D%Q")
-    assert fields[0] == sf.Field("", suffix="x")
-    assert fields[1] == sf.Field("partition", 5, False, "|")
-    assert fields[2] == sf.Field("nodes", 3, True, "")
-    assert fields[3] == sf.Field("invalid", 0, False, "%Q")
+    assert fields[0] == Column("", suffix="x")
+    assert fields[1] == Column("partition", 5, False, "|")
+    assert fields[2] == Column("nodes", 3, True, "")
+    assert fields[3] == Column("invalid", 0, False, "%Q")
     assert errors == ["Invalid node format specification: Q"]
 
 

@@ -20,7 +20,7 @@ import shlex
 import pytest
 
 from cli import sprio
-from cli import sprio_format as sf
+from cli.format_codes import pad
 from controller.accounting.priority_facts import encode
 from slurmlite.errors import SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR, SlurmError
 from slurmlite.scheduler.multifactor import Factors, JobPriority, clamp_priority
@@ -116,11 +116,11 @@ def test_golden_outputs(name: str, fake: FakeClient, capsys: pytest.CaptureFixtu
 
 def test_a_right_justified_cell_is_padded_then_cut_keeping_its_start():
     # "cpu=250,gres/gpu=1000" is 21 characters: the 20-wide TRES column drops the last 0
-    assert sf.cell("cpu=250,gres/gpu=1000", 20, right=True) == "cpu=250,gres/gpu=100"
-    assert sf.cell("cpu=500", 20, right=True) == " " * 13 + "cpu=500"
-    assert sf.cell("debug", 9, right=False) == "debug    "
-    assert sf.cell("averylongpartition", 9, right=False) == "averylong"
-    assert sf.cell("x", 0, right=True) == "x"
+    assert pad("cpu=250,gres/gpu=1000", 20, right=True) == "cpu=250,gres/gpu=100"
+    assert pad("cpu=500", 20, right=True) == " " * 13 + "cpu=500"
+    assert pad("debug", 9, right=False) == "debug    "
+    assert pad("averylongpartition", 9, right=False) == "averylong"
+    assert pad("x", 0, right=True) == "x"
 
 
 def test_norm_shows_seven_decimals_and_the_priority_over_2_to_the_32(fake, capsys):

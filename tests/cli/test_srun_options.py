@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from slurmlite.getopt import CommandLineError
+from slurmlite.errors import CommandLineError
 from slurmlite.options import SBATCH
 from slurmlite.srun_options import SALLOC, SRUN
 from slurmlite.srun_request import build_salloc, build_srun
@@ -164,7 +164,7 @@ def test_outside_an_allocation_srun_asks_for_one_named_after_the_program():
         4,
         10,
     )
-    assert (sub["gres_per_node"], sub["tres_per_node"]) == (1, "gres:gpu:1")
+    assert (sub["gpus_per_node"], sub["tres_per_node"]) == (1, "gres:gpu:1")
     assert sub["submit_dir"] == sub["work_dir"] == "/home/a/work"
     assert "std_out" not in sub  # the step's output, not the allocation's
     assert cmd.step["gpus_per_node"] == 1 and cmd.step["nodes"] == 2
@@ -175,7 +175,7 @@ def test_outside_an_allocation_srun_asks_for_one_named_after_the_program():
 def test_gpus_per_task_sizes_the_allocation():
     assert srun("-n2", "--gpus-per-task=1", "x").submit["gpus_total"] == 2  # 2 tasks x 1
     sub = srun("-N2", "--ntasks-per-node=2", "--gpus-per-task=1", "x").submit
-    assert sub["gres_per_node"] == 2  # 2 tasks per node x 1
+    assert sub["gpus_per_node"] == 2  # 2 tasks per node x 1
 
 
 def test_fewer_tasks_than_nodes_warns_as_srun():

@@ -16,7 +16,7 @@ import pytest
 
 from cli import sshare
 from cli import sshare_format as sf
-from controller.api.routes_shares import INFINITE_MINUTES, RunningCharge, share_rows
+from controller.accounting.shares import INFINITE_MINUTES, RunningCharge, share_rows
 from controller.store.models import AssocRow
 from slurmlite import errors
 from slurmlite.errors import SlurmError
@@ -274,7 +274,7 @@ def test_the_route_charges_a_running_job_and_counts_its_minutes_left(live):
 
 
 def test_uncharged_usage_goes_to_the_user_else_to_the_account_row():
-    from controller.api.routes_shares import with_running_usage
+    from controller.accounting.shares import with_running_usage
     from slurmlite.scheduler.fairshare import AssocRecord
 
     records = [AssocRecord("lab"), AssocRecord("lab", "alice", usage=10.0)]

@@ -71,6 +71,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from slurmlite import reasons
 from slurmlite.scheduler.passes import queue_order, schedule_pass
 from slurmlite.scheduler.registry import scheduler_for
 from slurmlite.scheduler.select import fits_when_idle
@@ -418,6 +419,7 @@ def test_identical_snapshots_give_identical_plans(
         rnd.shuffle(pending)
         rnd.shuffle(running)
         shuffled = dataclasses.replace(snapshot, pending=tuple(pending), running=tuple(running))
+        assert set(plan.reasons.values()) <= reasons.PENDING  # the closed vocabulary
         # repr: same starts in the same order, same dicts in the same order
         assert repr(schedule_pass(snapshot, policy)) == repr(plan)
         assert repr(schedule_pass(shuffled, policy)) == repr(plan)

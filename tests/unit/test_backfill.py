@@ -332,3 +332,30 @@ def test_a_spread_job_is_planned_when_enough_cpus_free_on_all_its_nodes_together
     plan = backfill(snap)
     assert plan.estimates == {3: NOW + HOUR}
     assert plan.planned_nodes == {3: ("n1", "n2")}
+
+
+def test_backfill_picks_the_node_the_main_pass_would_pick_one_best_fit_key():
+    # big (8 CPUs) is held until 1 h; A (-n 8 on one node) waits for it and blocks the
+    # main pass.  B (-n 2, 10 min) is then placed by backfill among g (2 free GPUs,
+    # 2 free CPUs), c1 (4 free CPUs) and c2 (3 free CPUs): best fit is c2 (fewest free
+    # GPUs first, then fewest CPUs: 0 GPUs beats g's exact 2 CPUs) -- the node the main
+    # pass gives B when A is not in its way.
+    busy = a_node("big", cpus=8, alloc_cpus=8, alloc_mem=8000)
+    nodes = [
+        busy,
+        a_node("g", gpus=2, alloc_cpus=2, alloc_mem=2000),
+        a_node("c1"),
+        a_node("c2", alloc_cpus=1, alloc_mem=1000),
+    ]
+    a = a_job(1, priority=9, ntasks=8, nodes_max=1, time_limit=60)
+    b = a_job(2, ntasks=2, time_limit=10)
+    held = (
+        a_running_job(7, an_alloc("big", 8, 8000), ends_in=HOUR, now=NOW),
+        a_running_job(8, an_alloc("c2", 1, 1000), now=NOW),  # UNLIMITED
+    )
+    policy = a_policy(def_mem_per_cpu=1000)
+    both = dataclasses.replace(a_snapshot(nodes, [a, b], now=NOW), running=held)
+    plan = backfill_pass(both, policy)
+    assert plan.reasons == {1: "Resources"} and plan.planned_nodes[1] == ("big",)
+    alone = passes.main_pass(dataclasses.replace(both, pending=(b,)), policy)
+    assert [s.nodes for s in plan.starts] == [s.nodes for s in alone.starts] == [("c2",)]

@@ -15,7 +15,7 @@ from slurmlite.batchscript import (
     check_script_size,
     check_sizes,
 )
-from slurmlite.getopt import CommandLineError
+from slurmlite.errors import CommandLineError
 from slurmlite.sbatch_request import build_submit
 
 

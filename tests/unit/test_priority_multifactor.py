@@ -11,7 +11,7 @@ from slurmlite.config import parse_config
 from slurmlite.protocol import JobSubmit
 from slurmlite.scheduler.billing import job_tres
 from slurmlite.scheduler.fairshare import account, compute_fairshare, root, user
-from slurmlite.scheduler.multifactor import multifactor_many
+from slurmlite.scheduler.multifactor import AgeOnly, multifactor_many
 from slurmlite.scheduler.passes import queue_order
 from slurmlite.scheduler.priority import (
     ClusterFacts,
@@ -371,3 +371,45 @@ def test_many_at_once_gives_exactly_what_each_job_gets_alone(
         for (job, fs, a, q, _), part in zip(jobs, part_of, strict=True)
     ]
     assert many == alone
+
+
+# ------------------------------------------------------------------ age only
+
+
+@given(
+    job=a_job_facts,
+    weights=st.tuples(weight, weight, weight, weight, weight, weight),
+    tres=st.sampled_from([{}, {"cpu": 1000.0}, {"cpu": 0.5, "gres/gpu": 2000.0}]),
+    fs=factor,
+    waited=st.integers(0, 40 * 86400),
+)
+def test_age_only_gives_exactly_what_multifactor_gives_later(job, weights, tres, fs, waited):
+    # the controller keeps a job's shape (multifactor at age 0) and puts each new age into
+    # it; value and breakdown must be multifactor's own, to the last bit
+    params = PriorityParams(*weights, tres=tres, max_age=7 * DAY)
+    common = {
+        "cluster": ClusterFacts(8, 256, max_qos_priority=50, max_assoc_priority=3),
+        "partition": PartitionFacts("a", tres_total={"cpu": 256, "gres/gpu": 32}),
+        "fairshare": fs,
+        "qos_priority": 7,
+        "assoc_priority": 2,
+    }
+    shape = JobFacts(**{**job.__dict__, "accrue_time": None, "admin_priority": None,
+                        "held": False})  # fmt: skip
+    ageing = AgeOnly(multifactor(shape, params, now=0.0, **common), params.age)
+    aged = JobFacts(**{**shape.__dict__, "accrue_time": NOW - waited})
+    want = multifactor(aged, params, now=NOW, **common)
+    age = want.factors.age
+    assert ageing.value(age) == want.value
+    assert ageing.at(age) == want
+    assert ageing.as_dict(age) == want.as_dict()
+
+
+def test_age_only_adds_the_weighted_age_to_the_shape():
+    # Age=1000, JobSize=1000, 4 nodes / 64 CPUs: a 1-node 16-CPU job's size is
+    # (1/4 + 16/64) / 2 = 0.25 -> 250; at half of PriorityMaxAge 500 more: 750
+    params = PriorityParams(age=1000, jobsize=1000)
+    base = prio(JobFacts(cpus=16), params, now=0.0)
+    assert base.value == 250
+    assert AgeOnly(base, params.age).value(0.5) == 750
+    assert AgeOnly(base, params.age).at(0.5).weighted.age == 500.0

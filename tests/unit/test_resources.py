@@ -166,14 +166,14 @@ def test_gpus_counts():
 
 def test_gpu_fields_combine_per_node_and_per_job():
     assert gpu_fields("gpu:2", None, "a100:4") == {
-        "gres_per_node": 2,
+        "gpus_per_node": 2,
         "gpu_type": "a100",  # the per-job request names the model
         "tres_per_node": "gres:gpu:2",
         "gpus_total": 4,
         "tres_per_job": "gres:gpu:a100:4",
     }
     assert gpu_fields(None, "2", None)["tres_per_node"] == "gres:gpu:2"
-    assert gpu_fields("none", "1", None)["gres_per_node"] == 1  # --gres=none adds nothing
+    assert gpu_fields("none", "1", None)["gpus_per_node"] == 1  # --gres=none adds nothing
     assert gpu_fields(None, None, None) == {}
     with pytest.raises(ValueError):
         gpu_fields("gpu:1", "1", None)  # two per-node GPU requests

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from slurmlite.batchscript import MAX_SCRIPT_BYTES, WRAP_COMMENT
-from slurmlite.getopt import CommandLineError
+from slurmlite.errors import CommandLineError
 from slurmlite.sbatch_request import SbatchCommand, build_submit
 from tests.golden_path import optional_golden
 
@@ -172,7 +172,7 @@ def test_golden_gpus_per_node_two_nodes(tmp_path):
     job = sbatch("env_gpn.sh", cwd=tmp_path).submit
     assert (job.nodes_min, job.nodes_max, job.ntasks_per_node) == (2, 2, 1)
     assert job.ntasks == 2  # 2 nodes x 1 task per node
-    assert (job.gres_per_node, job.tres_per_node) == (2, "gres:gpu:2")
+    assert (job.gpus_per_node, job.tres_per_node) == (2, "gres:gpu:2")
     assert job.echo_env == {
         "SLURM_GPUS_PER_NODE": "2",
         "SLURM_NTASKS_PER_NODE": "1",
@@ -208,9 +208,9 @@ def test_golden_task_echoes(golden_file, directives, echo, tmp_path):
 def test_gres_request_as_slurm_shows_it():
     # 50_squeue_o_many.txt %b and scontrol TresPerNode=gres:gpu:2
     job = sbatch("--gres=gpu:2", "--wrap", "x").submit
-    assert (job.gres_per_node, job.gpu_type, job.tres_per_node) == (2, None, "gres:gpu:2")
+    assert (job.gpus_per_node, job.gpu_type, job.tres_per_node) == (2, None, "gres:gpu:2")
     job = sbatch("--gres=gpu:a100:1", "--wrap", "x").submit
-    assert (job.gres_per_node, job.gpu_type, job.tres_per_node) == (1, "a100", "gres:gpu:a100:1")
+    assert (job.gpus_per_node, job.gpu_type, job.tres_per_node) == (1, "a100", "gres:gpu:a100:1")
     assert sbatch("--gres=none", "--wrap", "x").submit.tres_per_node is None
     err = fails("--gres=gpu:1", "--gpus-per-node=1", "--wrap", "x")
     assert err.lines == ["sbatch: error: Invalid generic resource (gres) specification"]
