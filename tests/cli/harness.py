@@ -11,14 +11,27 @@ of two ways:
       sinfo.main([])
       assert fake.names() == ["get_partitions", "get_nodes"]
 
-  An answer is a value or a function of the call's arguments; ``error`` (a
-  ``SlurmError``) makes every call raise it, as an unreachable controller
-  does; a method with no answer is an ``AttributeError``, so a command that
-  asks for something the test did not expect fails loudly.
+  An answer is a value, a function of the call's arguments, or an exception
+  (raised, as a refusing controller does); ``error`` (a ``SlurmError``) makes
+  every call raise it, as an unreachable controller does; a method with no
+  answer is an ``AttributeError``, so a command that asks for something the
+  test did not expect fails loudly.  A test may change ``answers`` between
+  commands (``fake.answers["get_jobs"] = []``).  Every call is recorded before it is answered, so ``calls``
+  holds refused calls too; ``sent(name)`` gives the arguments of each call to
+  one method by parameter name, defaults filled in, as ``ControllerClient``
+  declares them (a command may pass them by position or by keyword)::
 
-  ``install(monkeypatch, client)`` puts any stand-in in place (srun's
-  ``FakeController`` too); ``unreachable(monkeypatch, error)`` makes getting
-  a client fail as it does when no controller answers.
+      fake = FakeClient(hold_jobs=[], get_jobs=lambda **filters: [])
+      scontrol.main(["uhold", "52"])
+      assert fake.sent("hold_jobs") == [{"job_ids": [52], "user_hold": True}]
+
+  srun's and salloc's controller is this fake too (``tests/cli/test_srun_main.py``):
+  its job's state moves on with each poll and a busy step is refused a few
+  times, both answers that are functions over a little state of the test's.
+
+  ``install(monkeypatch, client)`` puts the fake in place;
+  ``unreachable(monkeypatch, error)`` makes getting a client fail as it does
+  when no controller answers.
 
 * ``LiveController`` — the real controller app on a temporary SQLite store
   and a ``FakeClock``, its agents a ``RecordingAgentClient``, the caller
@@ -31,6 +44,7 @@ of two ways:
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,6 +125,8 @@ class FakeClient:
             if self.error is not None:
                 raise self.error
             answer = answers[name]
+            if isinstance(answer, BaseException):
+                raise answer
             return answer(*args, **kwargs) if callable(answer) else answer
 
         return call
@@ -118,6 +134,19 @@ class FakeClient:
     def names(self) -> list[str]:
         """The methods called, in order."""
         return [c.method for c in self.calls]
+
+    def sent(self, name: str) -> list[dict[str, Any]]:
+        """The arguments of each call to ``name``, by ``ControllerClient``'s parameter names."""
+        return [arguments(c) for c in self.calls if c.method == name]
+
+
+def arguments(call: Call) -> dict[str, Any]:
+    """``call``'s arguments by the parameter names of ``ControllerClient``'s method,
+    defaults filled in: ``hold_jobs([5])`` is ``{"job_ids": [5], "user_hold": False}``."""
+    signature = inspect.signature(getattr(cli_client.ControllerClient, call.method))
+    bound = signature.bind(None, *call.args, **call.kwargs)  # None stands for the client
+    bound.apply_defaults()
+    return {name: value for name, value in bound.arguments.items() if name != "self"}
 
 
 @dataclass

@@ -12,52 +12,39 @@ from cli import scontrol
 from cli.client import Record
 from slurmlite import errors
 from slurmlite.errors import SlurmError
-from tests.cli.harness import install
+from tests.cli.harness import FakeClient, arguments, install
 from tests.golden_path import GOLDEN
 
+VERBS = ("hold_jobs", "release_jobs", "requeue_jobs", "update_jobs")
 
-class FakeClient:
-    """Records each verb call; ``refuse`` maps job ids to the errno to answer."""
 
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, list[int], object]] = []
-        self.refuse: dict[int, int] = {}
-        self.down = False  # the controller cannot be reached
+def refuse(fake: FakeClient, errnos: dict[int, int]) -> None:
+    """Every verb answers each of its ids: refused with ``errnos[id]``, else done."""
 
-    def _answer(self, verb: str, ids: list[int], extra: object) -> list[Record]:
-        if self.down:
-            raise SlurmError(errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
-        self.calls.append((verb, ids, extra))
-        out = []
-        for i in ids:
-            code = self.refuse.get(i, 0)
-            out.append(
-                Record(
-                    {"job_id": i, "errno": code, "error": errors.message(code) if code else None}
-                )
-            )
-        return out
+    def answer(job_ids: list[int], *_: object) -> list[Record]:
+        codes = [(i, errnos.get(i, 0)) for i in job_ids]
+        return [
+            Record({"job_id": i, "errno": code, "error": errors.message(code) if code else None})
+            for i, code in codes
+        ]
 
-    def hold_jobs(self, ids: list[int], user_hold: bool = False) -> list[Record]:
-        return self._answer("hold", ids, user_hold)
+    fake.answers.update(dict.fromkeys(VERBS, answer))
 
-    def release_jobs(self, ids: list[int]) -> list[Record]:
-        return self._answer("release", ids, None)
 
-    def requeue_jobs(self, ids: list[int], hold: bool = False) -> list[Record]:
-        return self._answer("requeue", ids, hold)
+def named(names: list[str] | None = None, **_: object) -> list[Record]:
+    """``get_jobs(names=[...])``: job 70 + k is called the k-th name."""
+    return [Record({"job_id": 70 + k, "name": n}) for k, n in enumerate(names or [])]
 
-    def update_jobs(self, ids: list[int], changes: dict) -> list[Record]:
-        return self._answer("update", ids, changes)
 
-    def get_jobs(self, **filters: object) -> list[Record]:
-        names = filters.get("names") or []
-        return [Record({"job_id": 70 + k, "name": n}) for k, n in enumerate(names)]
+def verbs(fake: FakeClient) -> list[tuple[str, dict[str, object]]]:
+    """The verb requests sent, in order, with their arguments by name (name look-ups left out)."""
+    return [(c.method, arguments(c)) for c in fake.calls if c.method in VERBS]
 
 
 @pytest.fixture
 def fake(monkeypatch):
-    client = FakeClient()
+    client = FakeClient(get_jobs=named)
+    refuse(client, {})
     install(monkeypatch, client)
     return client
 
@@ -71,50 +58,54 @@ def run(capsys, argv: list[str]) -> tuple[str, str, int]:
 @pytest.mark.parametrize(
     ("argv", "call"),
     [
-        (["hold", "52"], ("hold", [52], False)),
-        (["uhold", "52,53"], ("hold", [52, 53], True)),
-        (["holdu", "JobId=52"], ("hold", [52], True)),
-        (["rel", "job=54"], ("release", [54], None)),
-        (["requeue", "50"], ("requeue", [50], False)),
-        (["requeuehold", "50"], ("requeue", [50], True)),
-        (["hold", "Name=later"], ("hold", [70], False)),  # the fake's job called "later"
+        (["hold", "52"], ("hold_jobs", {"job_ids": [52], "user_hold": False})),
+        (["uhold", "52,53"], ("hold_jobs", {"job_ids": [52, 53], "user_hold": True})),
+        (["holdu", "JobId=52"], ("hold_jobs", {"job_ids": [52], "user_hold": True})),
+        (["rel", "job=54"], ("release_jobs", {"job_ids": [54]})),
+        (["requeue", "50"], ("requeue_jobs", {"job_ids": [50], "hold": False})),
+        (["requeuehold", "50"], ("requeue_jobs", {"job_ids": [50], "hold": True})),
+        # the fake's job called "later"
+        (["hold", "Name=later"], ("hold_jobs", {"job_ids": [70], "user_hold": False})),
     ],
 )
 def test_verbs_send_their_ids_and_print_nothing_on_success(fake, capsys, argv, call):
     assert run(capsys, argv) == ("", "", 0)
-    assert fake.calls == [call]
+    assert verbs(fake) == [call]
+    looked_up = [{"filters": {"names": ["later"]}}] if "Name=later" in argv else []
+    assert fake.sent("get_jobs") == looked_up
 
 
-def test_a_name_no_job_has_is_nothing_to_do(fake, capsys, monkeypatch):
-    monkeypatch.setattr(fake, "get_jobs", lambda **filters: [])
+def test_a_name_no_job_has_is_nothing_to_do(fake, capsys):
+    fake.answers["get_jobs"] = []
     assert run(capsys, ["release", "JobName=nosuch"]) == ("", "", 0)
-    assert fake.calls == []
+    assert verbs(fake) == []
+    assert fake.sent("get_jobs") == [{"filters": {"names": ["nosuch"]}}]
 
 
 def test_each_argument_is_one_request(fake, capsys):
     assert run(capsys, ["release", "1", "2,3"]) == ("", "", 0)
-    assert [ids for _, ids, _ in fake.calls] == [[1], [2, 3]]
+    assert [args["job_ids"] for _, args in verbs(fake)] == [[1], [2, 3]]
 
 
 def test_release_of_an_admin_hold_as_the_owner_matches_golden(fake, capsys):
     # golden 51_scontrol_release_admin_hold_as_user (its exit line is squeue's; ours is 1)
     text = (GOLDEN / "51_scontrol_release_admin_hold_as_user.txt").read_text()
     want = text.split("[stderr]\n")[1].split("[exit")[0]
-    fake.refuse[55] = errors.ESLURM_ACCESS_DENIED
+    refuse(fake, {55: errors.ESLURM_ACCESS_DENIED})
     assert run(capsys, ["release", "55"]) == ("", want, 1)
 
 
 def test_update_of_another_users_job_matches_golden(fake, capsys):
     lines = (GOLDEN / "51_scontrol_update_other_users_job.txt").read_text().split("\n")
     assert lines[0] == "$ scontrol update jobid=60 TimeLimit=5"
-    fake.refuse[60] = errors.ESLURM_USER_ID_MISSING
+    refuse(fake, {60: errors.ESLURM_USER_ID_MISSING})
     assert run(capsys, ["update", "jobid=60", "TimeLimit=5"]) == ("", lines[2] + "\n", 1)
     assert lines[1:4:2] == ["[stderr]", "[exit 1]"]
-    assert fake.calls == [("update", [60], {"time_limit": 5})]
+    assert verbs(fake) == [("update_jobs", {"job_ids": [60], "changes": {"time_limit": 5}})]
 
 
 def test_refusals_name_each_job_and_quiet_keeps_only_the_status(fake, capsys):
-    fake.refuse = {2: errors.ESLURM_USER_ID_MISSING, 3: errors.ESLURM_JOB_FINISHED}
+    refuse(fake, {2: errors.ESLURM_USER_ID_MISSING, 3: errors.ESLURM_JOB_FINISHED})
     out, err, status = run(capsys, ["hold", "1,2,3"])
     assert (out, status) == ("", 1)
     assert err == (
@@ -123,7 +114,7 @@ def test_refusals_name_each_job_and_quiet_keeps_only_the_status(fake, capsys):
         "slurm_suspend error: Job has already finished\n"
     )
     assert run(capsys, ["-Q", "hold", "2"]) == ("", "", 1)
-    fake.refuse = {9: errors.ESLURM_JOB_PENDING}
+    refuse(fake, {9: errors.ESLURM_JOB_PENDING})
     assert run(capsys, ["requeue", "9"]) == ("", "Job is pending execution for job 9\n", 1)
 
 
@@ -144,13 +135,14 @@ def test_bad_ids_and_missing_arguments(fake, capsys):
 
 
 def test_unreachable_controller_is_reported_per_job(fake, capsys):
-    fake.down = True
+    fake.error = SlurmError(errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
     msg = errors.message(errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
     assert run(capsys, ["release", "4,5"]) == (
         "",
         f"{msg} for job 4\n{msg} for job 5\nslurm_suspend error: {msg}\n",
         1,
     )
+    assert verbs(fake) == [("release_jobs", {"job_ids": [4, 5]})]  # one request, refused whole
 
 
 @pytest.mark.parametrize(
@@ -173,7 +165,7 @@ def test_unreachable_controller_is_reported_per_job(fake, capsys):
 )
 def test_update_reads_slurms_keys(fake, capsys, words, changes):
     assert run(capsys, ["update", "JobId=7", *words]) == ("", "", 0)
-    assert fake.calls == [("update", [7], changes)]
+    assert verbs(fake) == [("update_jobs", {"job_ids": [7], "changes": changes})]
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from cli.client import Record
 from slurmlite.conftext import ClientSettings
 from slurmlite.errors import ESLURM_ACCESS_DENIED, SlurmError
 from slurmlite.protocol import JobInfo, NodeAlloc, NodeInfo, PartitionInfo, to_dict
-from tests.cli.harness import install
+from tests.cli.harness import FakeClient, install
 from tests.golden_path import GOLDEN
 
 
@@ -60,59 +60,32 @@ def node(name: str, port: int, boot: str, start: str, busy: str) -> NodeInfo:
     )  # fmt: skip
 
 
-class FakeConfig:
-    slurmd_port = 6818
-    control_host = "vm"
-    nodes: list[object] = []
-
-
-class FakeClient:
-    """The controller as the golden capture saw it; records node updates."""
-
-    def __init__(self) -> None:
-        self.config = FakeConfig()
-        self.jobs = [running_job(), array_job()]
-        self.nodes = [
+def golden_client() -> FakeClient:
+    """The controller as the golden capture saw it: jobs 50 and 57, nodes n1 and n2."""
+    return FakeClient(
+        get_jobs=[running_job(), array_job()],
+        get_nodes=[
             node("n1", 6818, "01:52:11", "02:17:43", "02:29:04"),
             node("n2", 6922, "01:52:12", "02:17:44", "02:28:43"),
-        ]
-        self.partitions = [
+        ],
+        get_partitions=[
             PartitionInfo("debug", ["n1", "n2"], True, None, None, "UP", 1, 1, 4, 2, 8000, 4),
             PartitionInfo("long", ["n1", "n2"], False, None, None, "UP", 10, 1, 4, 2, 8000, 4),
-        ]
-        self.updates: list[dict[str, object]] = []  # NodeUpdate fields
-        self.update_error: SlurmError | None = None
-        self.reconfigured = 0
-        self.reconfigure_error: SlurmError | None = None
+        ],
+        get_config_items=[("ClusterName", "anchor"), ("MinJobAge", "300 sec")],
+        update_nodes=None,
+        reconfigure=[],
+    )
 
-    def reconfigure(self) -> list[str]:
-        if self.reconfigure_error:
-            raise self.reconfigure_error
-        self.reconfigured += 1
-        return []
 
-    def get_jobs(self, **kw: object) -> list[JobInfo]:
-        return self.jobs
-
-    def get_nodes(self) -> list[NodeInfo]:
-        return self.nodes
-
-    def get_partitions(self) -> list[PartitionInfo]:
-        return self.partitions
-
-    def get_config_items(self) -> list[tuple[str, str]]:
-        return [("ClusterName", "anchor"), ("MinJobAge", "300 sec")]
-
-    def update_nodes(self, upd: dict[str, object]) -> None:
-        if self.update_error:
-            raise self.update_error
-        self.updates.append(upd)
+def node_updates(fake: FakeClient) -> list[dict[str, object]]:
+    """The NodeUpdate fields of every ``update_nodes`` request, in order."""
+    return [args["upd"] for args in fake.sent("update_nodes")]
 
 
 @pytest.fixture
 def fake(monkeypatch):
-    client = FakeClient()
-    install(monkeypatch, client)
+    client = install(monkeypatch, golden_client())
     monkeypatch.setattr(scontrol, "clock", lambda: at("02:29:19"))
     for var in ("SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_TIME_FORMAT"):
         monkeypatch.delenv(var, raising=False)
@@ -194,7 +167,7 @@ def test_show_all_jobs_and_array_tasks(fake, capsys):
         "scontrol_print_job error: Invalid job id specified\n",
         1,
     )
-    fake.jobs = []
+    fake.answers["get_jobs"] = []
     assert run(capsys, ["show", "job"]) == ("No jobs in the system\n", "", 0)
 
 
@@ -207,13 +180,13 @@ def test_wire_records_print_like_the_dataclasses(fake, capsys):
     commands = [["show", "job"], ["show", "job", "57_3"], ["show", "job", "-o", "50"],
                 ["show", "node"], ["show", "partition"]]  # fmt: skip
     want = [run(capsys, argv) for argv in commands]
-    fake.jobs = [as_wire(j) for j in fake.jobs]
-    fake.nodes = [as_wire(n) for n in fake.nodes]
-    fake.partitions = [as_wire(p) for p in fake.partitions]
-    assert isinstance(fake.jobs[0].alloc[0], Record)  # nested lists are Records too
+    for method in ("get_jobs", "get_nodes", "get_partitions"):
+        fake.answers[method] = [as_wire(record) for record in fake.answers[method]]
+    jobs = fake.answers["get_jobs"]
+    assert isinstance(jobs[0].alloc[0], Record)  # nested lists are Records too
     assert [run(capsys, argv) for argv in commands] == want
     # the task view is a copy: the array's own record still stands for all its tasks
-    assert fake.jobs[1].array_task_id is None and fake.jobs[1].array_task_str == "0-9%2"
+    assert jobs[1].array_task_id is None and jobs[1].array_task_str == "0-9%2"
 
 
 def test_node_layout_and_host_come_from_slurm_conf(fake, capsys, tmp_path):
@@ -225,7 +198,7 @@ def test_node_layout_and_host_come_from_slurm_conf(fake, capsys, tmp_path):
         "PartitionName=debug Nodes=ALL Default=YES\n"
     )
     fake.config = ClientSettings(str(conf), "anchor", str(tmp_path / "sock"))
-    fake.whoami = lambda: (0, "root")
+    fake.answers["whoami"] = (0, "root")
     out, err, status = run(capsys, ["show", "node", "n1"])
     # 1 socket x 2 cores x 1 thread = 2 CPUs: the configured layout is shown;
     # n1 listens on 6818, not SlurmdPort 6922, so its Port= is shown
@@ -283,9 +256,9 @@ def test_hostlist_from_a_file(fake, capsys, tmp_path):
 def test_node_update_sends_the_request(fake, capsys):
     argv = ["update", "NodeName=n[1-2]", "State=drain", 'Reason="disk full"']
     assert run(capsys, argv) == ("", "", 0)
-    assert fake.updates == [{"names": ["n1", "n2"], "state": "DRAIN", "reason": "disk full"}]
+    assert node_updates(fake) == [{"names": ["n1", "n2"], "state": "DRAIN", "reason": "disk full"}]
     assert run(capsys, ["update", "nodename=n1", "state=RESUME"]) == ("", "", 0)
-    assert fake.updates[-1] == {"names": ["n1"], "state": "RESUME", "reason": None}
+    assert node_updates(fake)[-1] == {"names": ["n1"], "state": "RESUME", "reason": None}
 
 
 def test_node_update_refusals(fake, capsys):
@@ -300,8 +273,8 @@ def test_node_update_refusals(fake, capsys):
         "Update of this parameter is not supported: weight=5\n"
     )
     assert run(capsys, ["update"]) == ("", "too few arguments for update keyword\n", 1)
-    assert fake.updates == []
-    fake.update_error = SlurmError(ESLURM_ACCESS_DENIED)
+    assert node_updates(fake) == []
+    fake.answers["update_nodes"] = SlurmError(ESLURM_ACCESS_DENIED)
     argv = ["update", "nodename=n1", "state=drain", "reason=x"]
     assert run(capsys, argv) == ("", "slurm_update error: Access/permission denied\n", 1)
 
@@ -320,8 +293,8 @@ def test_suspend_resume_and_top_are_not_supported_yet(fake, capsys, argv, verb):
 
 def test_reconfigure_asks_the_controller_and_reports_refusals(fake, capsys):
     assert run(capsys, ["reconfigure"]) == ("", "", 0)
-    assert fake.reconfigured == 1
-    fake.reconfigure_error = SlurmError(ESLURM_ACCESS_DENIED)
+    assert fake.names().count("reconfigure") == 1
+    fake.answers["reconfigure"] = SlurmError(ESLURM_ACCESS_DENIED)
     assert run(capsys, ["reconfigure"]) == (
         "",
         "slurm_reconfigure error: Access/permission denied\n",

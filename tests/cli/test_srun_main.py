@@ -1,8 +1,9 @@
 """srun and salloc from the command line, against a recording controller and stand-in agents.
 
-The controller is a fake ``ControllerClient`` (installed through
-``ControllerClient.from_env``, as the commands look it up) that records what
-it was asked: submissions, steps, allocation updates, cancels.  Agents are
+The controller is the harness's ``FakeClient`` (installed through
+``ControllerClient.from_env``, as the commands look it up), which records what
+it was asked: submissions, steps, allocation updates, cancels; its job's state
+moves on with each poll (``allocating_client``).  Agents are
 ``tests/cli/fake_agent.py`` servers on loopback.
 """
 
@@ -27,60 +28,70 @@ from slurmlite.allocenv import allocation_environment
 from slurmlite.conftext import ClientSettings
 from slurmlite.errors import SlurmError
 from tests.cli.fake_agent import FakeAgent, grant, says
-from tests.cli.harness import install
+from tests.cli.harness import FakeClient, install
 from tests.cli.test_import_budget import HEAVY, ROOT
 
 JOB = 12
 
 
-class FakeController:
-    def __init__(self, step_grant=None, states=("RUNNING",), busy: int = 0) -> None:
-        self.config = types.SimpleNamespace(cluster_name="anchor", path="/etc/slurm/slurm.conf")
-        self.grant, self.states, self.busy = step_grant, list(states), busy
-        self.submitted: list[dict] = []
-        self.steps: list[tuple[int, dict]] = []
-        self.updates: list[tuple[int, bool, int]] = []
-        self.cancelled: list[dict] = []
+def job_record(state: str = "RUNNING") -> Record:
+    """Job 12 as ``get_jobs`` answers it: 2 nodes of 2 CPUs, 4 tasks."""
+    job = {"job_id": JOB, "name": "hostname", "state": state, "nodes": ["n1", "n2"],
+           "alloc": [Record({"node": "n1", "cpus": 2}), Record({"node": "n2", "cpus": 2})],
+           "tasks_per_node": [2, 2], "num_tasks": 4, "partition": "debug",
+           "account": "acct_a", "qos": "normal", "submit_dir": "/work", "uid": 1001,
+           "user": "alice", "gid": 1001, "mem_per_cpu": 1000}  # fmt: skip
+    return Record(job)
 
-    def submit(self, fields):
-        self.submitted.append(fields)
-        return Record({"job_id": JOB})
 
-    def get_jobs(self, job_ids=None, all_states=False, **_):
-        state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
-        job = {"job_id": JOB, "name": "hostname", "state": state, "nodes": ["n1", "n2"],
-               "alloc": [Record({"node": "n1", "cpus": 2}), Record({"node": "n2", "cpus": 2})],
-               "tasks_per_node": [2, 2], "num_tasks": 4, "partition": "debug",
-               "account": "acct_a", "qos": "normal", "submit_dir": "/work", "uid": 1001,
-               "user": "alice", "gid": 1001, "mem_per_cpu": 1000}  # fmt: skip
-        return [Record(job)]
+def allocating_client(
+    step_grant: object = None, states: tuple[str, ...] = ("RUNNING",), busy: int = 0
+) -> FakeClient:
+    """The harness's fake as srun and salloc's controller: a submission is job 12;
+    each poll of ``get_jobs`` sees the next of ``states`` (the last one stays); the
+    first ``busy`` step requests are refused (nodes busy), the next get ``step_grant``."""
+    left = list(states)
 
-    def create_step(self, job_id, req):
-        if self.busy:
-            self.busy -= 1
+    def poll(**_: object) -> list[Record]:
+        return [job_record(left.pop(0) if len(left) > 1 else left[0])]
+
+    def create_step(job_id: int, req: object) -> object:
+        nonlocal busy
+        if busy:
+            busy -= 1
             raise SlurmError(errors.ESLURM_NODES_BUSY)
-        self.steps.append((job_id, req))
-        return self.grant
+        return step_grant
 
-    def allocation_update(self, job_id, end=False, exit_code=0):
-        self.updates.append((job_id, end, exit_code))
+    config = types.SimpleNamespace(cluster_name="anchor", path="/etc/slurm/slurm.conf")
+    return FakeClient(
+        config, submit=Record({"job_id": JOB}), get_jobs=poll, create_step=create_step,
+        allocation_update=None, cancel=[], close=None,
+    )  # fmt: skip
 
-    def cancel(self, req):
-        self.cancelled.append(req)
-        return []
 
-    def close(self):
-        pass
+def submitted(fake: FakeClient) -> list[dict]:
+    """The fields of every submission."""
+    return [args["req"] for args in fake.sent("submit")]
+
+
+def steps(fake: FakeClient) -> list[tuple[int, dict]]:
+    """(job id, request) of every step request, refused ones too."""
+    return [(args["job_id"], args["req"]) for args in fake.sent("create_step")]
+
+
+def updates(fake: FakeClient) -> list[tuple[int, bool, int]]:
+    """(job id, end, exit status) of every allocation update: keepalives and the end."""
+    return [(u["job_id"], u["end"], u["exit_code"]) for u in fake.sent("allocation_update")]
 
 
 @pytest.fixture
 def controller(monkeypatch):
-    """Install a FakeController; commands run outside any allocation, stdin unread."""
+    """Install a fake controller client; commands run outside any allocation, stdin unread."""
     for name in ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_NTASKS", "SLURM_NNODES"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(step_runner, "stdin_is_ours", lambda fd=0: False)
 
-    def put(fake: FakeController) -> FakeController:
+    def put(fake: FakeClient) -> FakeClient:
         return install(monkeypatch, fake)
 
     return put
@@ -102,21 +113,21 @@ def run_main(main, *args: str) -> int:
 
 def test_srun_outside_an_allocation_allocates_runs_step_0_and_releases(controller, agents, capfd):
     n1, n2 = agents("n1", says("{node}\n")), agents("n2", says("{node}\n", status=3 << 8))
-    fake = controller(FakeController(grant([n1, n2], [[0, 1], [2, 3]], job_id=JOB)))
+    fake = controller(allocating_client(grant([n1, n2], [[0, 1], [2, 3]], job_id=JOB)))
     assert run_main(srun.main, "-N2", "-n4", "-l", "hostname") == 3  # worst task: exit 3
     out, err = capfd.readouterr()
     assert sorted(out.splitlines()) == ["0: n1", "1: n1", "2: n2", "3: n2"]
     assert err == "srun: error: n2: tasks 2-3: Exited with exit code 3\n"  # started at once: quiet
-    [submitted] = fake.submitted
-    assert submitted["allocation"] is True and submitted["script"] == ""
-    assert (submitted["name"], submitted["nodes_min"], submitted["ntasks"]) == ("hostname", 2, 4)
-    [(job_id, step)] = fake.steps
+    [fields] = submitted(fake)
+    assert fields["allocation"] is True and fields["script"] == ""
+    assert (fields["name"], fields["nodes_min"], fields["ntasks"]) == ("hostname", 2, 4)
+    [(job_id, step)] = steps(fake)
     assert job_id == JOB and step["argv"] == ["hostname"] and step["label"] is True
     # the caller's environment only: the step adds the job's variables (stepenv), and
     # salloc's allocation variables are not for srun's tasks (golden 17: no SLURM_MEM_PER_CPU)
     env = step["environment"]
     assert not {"SLURM_JOB_ID", "SLURM_MEM_PER_CPU", "SLURM_NODE_ALIASES"} & env.keys()
-    assert fake.updates[-1] == (JOB, True, 3 << 8)  # the allocation ends with the step's status
+    assert updates(fake)[-1] == (JOB, True, 3 << 8)  # the allocation ends with the step's status
 
 
 def test_srun_reports_the_wait_when_the_allocation_is_queued(
@@ -124,7 +135,7 @@ def test_srun_reports_the_wait_when_the_allocation_is_queued(
 ):
     monkeypatch.setattr(allocation, "GRACE", 0.0)
     n1 = agents("n1", says("hi\n"))
-    controller(FakeController(grant([n1], [[0]], job_id=JOB), states=("PENDING", "RUNNING")))
+    controller(allocating_client(grant([n1], [[0]], job_id=JOB), states=("PENDING", "RUNNING")))
     assert run_main(srun.main, "-n1", "hostname") == 0
     assert capfd.readouterr().err == (  # golden 17_srun_label_hostname
         "srun: job 12 queued and waiting for resources\nsrun: job 12 has been allocated resources\n"
@@ -133,35 +144,33 @@ def test_srun_reports_the_wait_when_the_allocation_is_queued(
 
 def test_an_allocation_that_ends_before_it_runs_is_revoked(controller, capfd, monkeypatch):
     monkeypatch.setattr(allocation, "GRACE", 0.0)
-    fake = controller(FakeController(states=("PENDING", "CANCELLED")))
+    fake = controller(allocating_client(states=("PENDING", "CANCELLED")))
     assert run_main(srun.main, "hostname") == 1
     assert capfd.readouterr().err.endswith("srun: Job allocation 12 has been revoked\n")
-    assert fake.steps == []
+    assert steps(fake) == []
 
 
 def test_ctrl_c_while_queued_ends_the_request(controller, capfd, monkeypatch):
     monkeypatch.setattr(allocation, "GRACE", 0.0)
-    fake = controller(FakeController(states=("PENDING",)))
-    polls = []
+    fake = controller(allocating_client(states=("PENDING",)))
 
     def pending_then_ctrl_c(**_):
-        polls.append(1)
-        if len(polls) == 2:
+        if fake.names().count("get_jobs") == 2:  # this call is recorded already
             os.kill(os.getpid(), signal.SIGINT)  # the user gives up while it waits
-        return FakeController.get_jobs(fake)
+        return [job_record("PENDING")]
 
-    fake.get_jobs = pending_then_ctrl_c
+    fake.answers["get_jobs"] = pending_then_ctrl_c
     assert run_main(srun.main, "hostname") == 1
     assert capfd.readouterr().err == (
         "srun: job 12 queued and waiting for resources\nsrun: Job allocation 12 has been revoked\n"
     )
-    assert fake.updates == [(JOB, True, 0)]  # ended while pending: the controller cancels it
+    assert updates(fake) == [(JOB, True, 0)]  # ended while pending: the controller cancels it
 
 
 def test_a_busy_step_is_retried_with_one_message(controller, agents, capfd, monkeypatch):
     monkeypatch.setenv("SLURM_JOB_ID", str(JOB))
     n1 = agents("n1", says("ok\n"))
-    fake = controller(FakeController(grant([n1], [[0]], job_id=JOB, step_id=1), busy=2))
+    fake = controller(allocating_client(grant([n1], [[0]], job_id=JOB, step_id=1), busy=2))
     assert run_main(srun.main, "-n1", "true") == 0
     out, err = capfd.readouterr()
     assert out == "ok\n"
@@ -169,15 +178,14 @@ def test_a_busy_step_is_retried_with_one_message(controller, agents, capfd, monk
         "srun: Job 12 step creation temporarily disabled, retrying (Requested nodes are busy)\n"
         "srun: Step created for StepId=12.1\n"
     )
-    assert fake.submitted == [] and fake.updates == []  # inside an allocation: no new job
+    assert submitted(fake) == [] and updates(fake) == []  # inside an allocation: no new job
+    assert len(steps(fake)) == 3  # refused twice, granted the third time
 
 
 def test_a_step_in_an_expired_job(controller, capfd, monkeypatch):
     monkeypatch.setenv("SLURM_JOB_ID", "99")
-    fake = controller(FakeController())
-    fake.create_step = lambda job_id, req: (_ for _ in ()).throw(
-        SlurmError(errors.ESLURM_INVALID_JOB_ID)
-    )
+    fake = controller(allocating_client())
+    fake.answers["create_step"] = SlurmError(errors.ESLURM_INVALID_JOB_ID)
     assert run_main(srun.main, "true") == 1
     assert capfd.readouterr().err == (
         "srun: error: Unable to confirm allocation for job 99: Invalid job id specified\n"
@@ -186,7 +194,7 @@ def test_a_step_in_an_expired_job(controller, capfd, monkeypatch):
 
 
 def test_salloc_runs_the_command_here_with_the_allocation_variables(controller, capfd):
-    fake = controller(FakeController())
+    fake = controller(allocating_client())
     code = run_main(
         salloc.main,
         "-N2",
@@ -198,28 +206,27 @@ def test_salloc_runs_the_command_here_with_the_allocation_variables(controller, 
     out, err = capfd.readouterr()
     assert out == "12 2 2(x2)\n"
     assert err == "salloc: Granted job allocation 12\nsalloc: Relinquishing job allocation 12\n"
-    assert fake.submitted[0]["name"] == "sh"
-    assert fake.updates == [(JOB, True, 3 << 8)]
+    assert submitted(fake)[0]["name"] == "sh"
+    assert updates(fake) == [(JOB, True, 3 << 8)]
 
 
 def test_salloc_hangs_up_its_command_when_the_allocation_is_revoked(controller, capfd, monkeypatch):
     monkeypatch.setattr(allocation, "KEEPALIVE", 0.05)
-    fake = controller(FakeController())
+    fake = controller(allocating_client())
 
     def gone(job_id, end=False, exit_code=0):
-        fake.updates.append((job_id, end, exit_code))
         if not end:  # scancel'd meanwhile: the keepalive learns it
             raise SlurmError(errors.ESLURM_ALREADY_DONE)
 
-    fake.allocation_update = gone
+    fake.answers["allocation_update"] = gone
     assert run_main(salloc.main, "sleep", "30") == 128 + signal.SIGHUP
     err = capfd.readouterr().err
     assert err == "salloc: Granted job allocation 12\nsalloc: Job allocation 12 has been revoked.\n"
-    assert fake.updates == [(JOB, False, 0)]  # nothing left to end
+    assert updates(fake) == [(JOB, False, 0)]  # nothing left to end
 
 
 def test_salloc_passes_sigterm_to_its_command_and_still_releases(controller, capfd):
-    fake = controller(FakeController())
+    fake = controller(allocating_client())
     default = signal.getsignal(signal.SIGTERM)
 
     def terminate_when_waiting() -> None:
@@ -235,11 +242,11 @@ def test_salloc_passes_sigterm_to_its_command_and_still_releases(controller, cap
     finally:
         thread.join(10)
     assert capfd.readouterr().err.endswith("salloc: Relinquishing job allocation 12\n")
-    assert fake.updates == [(JOB, True, signal.SIGTERM)]  # the command's raw status: signal 15
+    assert updates(fake) == [(JOB, True, signal.SIGTERM)]  # the command's raw status: signal 15
 
 
 def test_allocation_environment_worked_example():
-    job = FakeController().get_jobs()[0]
+    job = job_record()
     env = allocation_environment(
         {"HOME": "/h", "SLURM_STEP_ID": "3", "SLURM_CONF": "/c"}, job, "anchor", "login",
         {"SLURM_NTASKS": "4", "SLURM_NPROCS": "4"},
