@@ -90,6 +90,9 @@ def test_all_weights_zero_gives_every_job_1_and_the_queue_runs_in_submit_order(m
     assert [h.job(j)["priority"] for j in ids] == [1, 1, 1]
     h.tick()  # equal priorities: submit time decides, the first job starts
     assert [h.job(j)["state"] for j in ids] == ["RUNNING", "PENDING", "PENDING"]
+    [launch] = h.agents.take("launch", 1)
+    assert launch.spec.job_id == ids[0]
+    h.agents.assert_nothing_else()
 
 
 # -------------------------------------------------------------------- age
@@ -181,6 +184,9 @@ def test_usage_is_charged_to_the_jobs_association_then_decays(make):
     h.ctl.priorities.recalc(h.clock())  # nothing runs: one half-life of decay, ~0.5
     assert _usage(h, account, "alice") == pytest.approx(second * d**3600)
     assert 0.49 < d**3600 < 0.51
+    [launch] = h.agents.take("launch", 1)  # the job's batch script, nothing more
+    assert launch.spec.job_id == jid
+    h.agents.assert_nothing_else()
 
 
 # --------------------------------------------------------- scontrol update

@@ -100,13 +100,13 @@ def test_step_ids_count_up_survive_a_controller_restart_and_show_in_sacct(harnes
     ids = [srun(h, jid, ntasks=1, overlap=True).json()["step_id"] for _ in range(3)]
     assert ids == [0, 1, 2]
     # a new controller on the same store continues the numbering
-    again = Controller(
-        h.ctl.cfg, KEY, db=Database(store_url), agents=RecordingAgentClient(), clock=h.clock
-    )
+    agents = RecordingAgentClient()
+    again = Controller(h.ctl.cfg, KEY, db=Database(store_url), agents=agents, clock=h.clock)
     try:
         req = StepRequest(argv=["env"], work_dir="/tmp", ntasks=1, overlap=True)
         grant = create_step(again.db, again.cfg, again.signer, again.clock(), ALICE, jid, req)
         assert grant.step_id == 3
+        agents.assert_nothing_else()  # srun carries a step's orders, not the controller
     finally:
         again.db.close()
     [job] = h.client.get("/v1/accounting", params={"ids": jid}).json()["jobs"]
@@ -327,3 +327,11 @@ def test_a_requeued_jobs_old_steps_are_closed_and_block_nothing_in_the_new_run(h
     assert step_rows(h, jid)["0"]["state"] == "CANCELLED"  # run 0's step will never report
     r = srun(h, jid, ntasks=4)
     assert r.status_code == 200 and r.json()["step_id"] == 1  # ids go on across runs
+    launches = h.agents.take("launch", 2)  # the batch script of run 0, then of run 1
+    assert [(o.spec.job_id, o.spec.restarts) for o in launches] == [(jid, 0), (jid, 1)]
+    # the requeue's terminate orders go from tasks of the route, which the test client's
+    # event loop may close before they run: taken whether they went or not
+    kills = h.agents.take("signal", sum(o.kind == "signal" for o in h.agents.sent))
+    assert len(kills) <= 2 and {o.node for o in kills} <= {"n1", "n2"}
+    assert all((o.spec.job_id, o.spec.restarts, o.spec.signal) == (jid, 0, None) for o in kills)
+    h.agents.assert_nothing_else()

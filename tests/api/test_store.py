@@ -156,6 +156,7 @@ def test_an_accepted_submission_survives_a_new_database_object(harness, store_ur
         assert ctl.jobs.get_script(ALICE, jid) == "#!/bin/sh\ntrue\n"
         nxt, _ = ctl.jobs.submit(ALICE, _request())
         assert nxt == jid + 1  # the id counter was committed with the job
+        agents.assert_nothing_else()  # reopening and submitting order no agent about
     finally:
         ctl.db.close()
 
