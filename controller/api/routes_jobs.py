@@ -69,7 +69,7 @@ SUBMIT_LINKS: dict[str, Any] = {
 def _job_list(
     ctl: Controller, caller: Caller, q: JobQuery, fields: list[str] | None = None
 ) -> Response:
-    """The listing, serialised by the controller itself (``listing.to_json``): validating
+    """The listing, serialised by the controller itself (``job_query.to_json``): validating
     thousands of jobs through the response model would cost more than building them.
     ``fields`` names the JobInfo fields of a projection; an unknown one is a 400."""
     try:

@@ -209,7 +209,7 @@ _REQUEST = len(PENDING_COLUMNS) - 4
 
 def running_job(r: Any) -> RunningJob:
     """A row of ``RUNNING_COLUMNS`` as the scheduler sees it (allocs parsed as
-    ``NodeService.usage`` parses them: ``convert.allocs_of``)."""
+    ``NodeService.usage`` parses them: ``rows.allocs_of``)."""
     return RunningJob(
         job_id=r[0],
         user=r[1],

@@ -11,7 +11,7 @@ command talks to the controller through ``POST /v1/jobs/{id}/allocation``
   Answered ``ESLURM_ALREADY_DONE`` once the job has ended (cancelled, timed
   out), so the command learns it lost its allocation.
 * ``end=True, exit_code=S``: the command is done.  A running job ends
-  COMPLETED (S = 0) or FAILED (``jobs.final_state``: non-zero exit,
+  COMPLETED (S = 0) or FAILED (``slurmlite.states.final_state``: non-zero exit,
   signal, OOM marker), ExitCode S; its running steps get a terminate order
   and it stays COMPLETING until their nodes report them ended.  A job that
   ended already (scancel, time limit) keeps its state and only gains the

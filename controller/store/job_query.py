@@ -11,7 +11,7 @@ accounting window) answered in job-id order, in one of two shapes:
 
 Where the rows come from:
 
-* the live-jobs view (``livejobs.LiveJobs``, exact, in memory) for what
+* the live-jobs view (``live_cache.LiveJobs``, exact, in memory) for what
   squeue and scontrol see: live jobs and those finished within MinJobAge;
 * the store itself for sacct (the whole history, a time window) and when
   steps are asked for (they are not kept in memory).

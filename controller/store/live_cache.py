@@ -33,7 +33,7 @@ Readers take the lock for the whole refresh, so an older re-read never
 overwrites a newer one.  A writer's answer is sent after its check-in, so a
 client that lists after its own change sees it.
 
-What a listing may show is decided at read time (``listing._filter``), so
+What a listing may show is decided at read time (``job_query._filter``), so
 time passing needs no write: a row loaded at cutoff ``c`` (now - MinJobAge)
 is in memory if it is live, completing or ended at or after ``c``; any later
 cutoff shows a subset of those plus rows that changed since (re-read).  A
