@@ -3,6 +3,9 @@
 ``Controller`` is what the API routes receive (through a FastAPI dependency)
 and what tests build directly with a temporary store, a ``FakeClock``-style
 ``clock`` and a ``RecordingAgentClient`` (``tests/recording_agents.py``).
+``monotonic`` measures the gaps between liveness checks (a stalled controller,
+``controller.nodes.service``); a test passes its ``FakeClock`` there too to
+make a clock jump look like a pause.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class Controller:
         db: Database | None = None,
         agents: AgentClient | None = None,
         clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.cfg = cfg
         self.cluster_key = cluster_key
@@ -47,7 +51,7 @@ class Controller:
         self.signer = Signer(cluster_key)
         self.agents: AgentClient = agents or HttpAgentClient(self.signer)
         self.admins = AdminPolicy(cfg.slurm_user, cfg.admin_users)
-        self.nodes = NodeService(self.db, cfg, clock)
+        self.nodes = NodeService(self.db, cfg, clock, monotonic)
         self.accounts = Accounts(self.db, cfg)  # accounts, users, QOS (sacctmgr)
         self.accounts.bootstrap()
         self.validator = SubmitValidator(cfg, policy, self.nodes, self.accounts)

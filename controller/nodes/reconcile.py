@@ -28,6 +28,11 @@ agent restarts without it and registers at t=100 listing ``[]`` -> suspect
 until 105; a heartbeat at 101 also omits it; at the pass after 105, job 7 is
 PENDING (BeginTime), restarts 1.
 
+A controller that was stalled (``NodeService`` notices a long gap between
+liveness checks) gives every suspect a fresh grace from its resume
+(``extend``): the report that would have cleared the suspicion may still be
+queued, and a pause must not make a running job look vanished.
+
 Suspicions live in memory: after a controller restart the next report
 rebuilds them.  Slurm does the same through the job list in its node
 registration message (``slurmctld``'s handling of missing batch jobs).
@@ -88,6 +93,12 @@ class Reconciler:
                 else:
                     self._suspects.setdefault((job_id, restarts), (node, now + grace))
             self._strays += strays
+
+    def extend(self, deadline: float) -> None:
+        """No suspect's grace ends before ``deadline`` (after a controller stall)."""
+        with self._lock:
+            for key, (node, old) in self._suspects.items():
+                self._suspects[key] = (node, max(old, deadline))
 
     def due(self, now: float) -> dict[int, Vanished]:
         """Suspects whose grace is over (forgotten here; the caller re-checks the store)."""

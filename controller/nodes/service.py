@@ -19,6 +19,18 @@ also carry the node's load and free memory (``agent.machine``), kept in
 memory with the last value winning: like Slurm, a controller restart shows
 ``N/A`` until the node speaks again.
 
+A stalled controller is not a dead node: silence counts only while the
+controller could hear.  Each liveness check (every pass, about once a
+second) measures on a monotonic clock the gap since the previous one; a gap
+over ``max(3 x heartbeat, 5 s)`` means the controller was not running
+(SIGSTOP, VM freeze): it logs ``event=controller_stalled seconds=...`` and
+moves ``heard_floor`` to now, so silence counts from ``max(last heartbeat,
+heard_floor)`` and every node (and every ``reconcile`` suspect) gets a fresh
+window.  E.g. SlurmdTimeout 10 s, frozen from t=100 to 130: a live node
+heartbeats at ~131 and stays up; one that died at 110 goes DOWN at the first
+check after 140.  The price: passes that themselves take longer than the
+threshold (a wedged store) postpone DOWN while that lasts.
+
 LastBusyTime follows Slurm 22.05: the moment the node last *became* idle
 (no running and no completing job left), so a busy node shows when it was
 last idle, not "now".  It is set when
@@ -40,6 +52,7 @@ there from 10:07 on.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -54,6 +67,7 @@ from controller.nodes.reconcile import Reconciler
 from controller.store.db import Database
 from controller.store.models import JobRow, NodeRow
 from controller.store.rows import allocs_of, split_list
+from slurmlite.clock import monotonic_clock
 from slurmlite.config import Config
 from slurmlite.protocol import NodeInfo, NodeRegister, NodeUpdate, PartitionInfo
 
@@ -68,15 +82,27 @@ class Usage:
 
 
 BUSY_LOOK = 1.0  # seconds between looks for nodes gone idle when nothing else looks
+STALL_MIN = 5.0  # seconds between liveness checks that mean a stall, at least
+
+log = logging.getLogger("slurmctld.nodes")
 
 
 class NodeService:
-    def __init__(self, db: Database, cfg: Config, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        db: Database,
+        cfg: Config,
+        clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = monotonic_clock,
+    ) -> None:
         self.db = db
         self.cfg = cfg
         self.clock = clock
+        self.monotonic = monotonic  # measures the gaps between liveness checks (stalls)
         self.started = clock()
         self.last_seen: dict[str, float] = {}
+        self.heard_floor = self.started  # silence is counted from here at the earliest
+        self._last_check: float | None = None  # monotonic time of the previous check
         self.cpu_load: dict[str, float] = {}  # five-minute load average, as last reported
         self.free_mem: dict[str, int] = {}  # MiB, as last reported
         self.reconcile = Reconciler(db)
@@ -244,7 +270,22 @@ class NodeService:
     # ---------------------------------------------------------- liveness
 
     def silent_for(self, name: str, now: float) -> float:
-        return now - self.last_seen.get(name, self.started)
+        """Seconds node ``name`` has been silent while the controller could hear it."""
+        return now - max(self.last_seen.get(name, self.started), self.heard_floor)
+
+    def stall_threshold(self) -> float:
+        """A gap between liveness checks longer than this means the controller stalled."""
+        return max(3 * self.cfg.heartbeat_interval, STALL_MIN)
+
+    def _note_stall(self, now: float) -> None:
+        """Give every node a fresh SlurmdTimeout if the controller was not running."""
+        tick = self.monotonic()
+        last, self._last_check = self._last_check, tick
+        if last is None or tick - last <= self.stall_threshold():
+            return
+        log.warning("event=controller_stalled seconds=%.1f", tick - last)
+        self.heard_floor = max(self.heard_floor, now)
+        self.reconcile.extend(now + self.grace())
 
     def not_responding(self, name: str, now: float) -> bool:
         return self.silent_for(name, now) > 2 * self.cfg.heartbeat_interval + 1
@@ -252,8 +293,10 @@ class NodeService:
     def check_liveness(self) -> list[str]:
         """Mark nodes DOWN after SlurmdTimeout of silence; return the newly DOWN ones.
 
-        Also looks for nodes gone idle (LastBusyTime) if nothing did for ``BUSY_LOOK`` s."""
+        Also looks for nodes gone idle (LastBusyTime) if nothing did for ``BUSY_LOOK`` s.
+        Run every pass: the gap since the previous call tells a stall (module doc)."""
         now = self.clock()
+        self._note_stall(now)
         if now - self._looked >= BUSY_LOOK:
             self.usage()
         timeout = self.cfg.slurmd_timeout

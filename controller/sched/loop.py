@@ -6,7 +6,9 @@ a completion, a node registering — ``wake()``) and at least every
 
 1. liveness: nodes silent for ``SlurmdTimeout`` go DOWN; their running jobs
    are requeued (batch jobs that allow it) or end in NODE_FAIL; so are jobs
-   their batch host stopped listing (``controller.nodes.reconcile``);
+   their batch host stopped listing (``controller.nodes.reconcile``).  A long
+   gap since the previous pass means the controller itself was stalled: then
+   every node gets a fresh SlurmdTimeout to be heard (``controller.nodes.service``);
 2. time limits: jobs that asked for ``--signal=SIG@secs`` get SIG when
    their end is that close (``controller.sched.warnsignal``);
    running jobs past their end time become TIMEOUT+COMPLETING

@@ -1,0 +1,133 @@
+"""A stalled controller is not a dead node (``controller.nodes.service``, issue 19).
+
+The controller here reads one ``FakeClock`` as both its wall clock and its
+monotonic clock, so a jump of the clock between two passes is what a SIGSTOP
+(or a VM freeze) looks like from inside: nobody could be heard meanwhile.
+The harness config has SlurmdTimeout=10, a 1 s heartbeat (stall threshold
+max(3 x 1, 5) = 5 s) and requeue_delay=5.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from fastapi.testclient import TestClient
+
+from controller.api.app import create_app
+from controller.api.deps import get_user
+from controller.context import Controller
+from controller.store.db import Database
+from slurmlite.clock import FakeClock
+from slurmlite.config import parse_config
+from tests.api.conftest import CONF, KEY, Harness, register
+from tests.recording_agents import RecordingAgentClient
+
+TIMEOUT = 10  # SlurmdTimeout in the harness config
+PAUSE = 3 * TIMEOUT
+
+
+@pytest.fixture
+def h(tmp_path, store_url):
+    cfg = parse_config(CONF.format(dir=tmp_path), path=str(tmp_path / "slurm.conf"))
+    clock = FakeClock(1_800_000_000.0)
+    agents = RecordingAgentClient()
+    ctl = Controller(cfg, KEY, db=Database(store_url), agents=agents, clock=clock, monotonic=clock)
+    app = create_app(ctl, run_loop=False)
+    harness = Harness(ctl=ctl, clock=clock, agents=agents, client=TestClient(app))
+    app.dependency_overrides[get_user] = lambda: harness.who[0]
+    register(ctl, "n1")
+    register(ctl, "n2")
+    yield harness
+    ctl.db.close()
+
+
+def running_on_n1(h: Harness) -> int:
+    jid = h.submit(req_nodes=["n1"])["job_id"]
+    h.tick()
+    assert (h.job(jid)["state"], h.job(jid)["batch_host"]) == ("RUNNING", "n1")
+    return jid
+
+
+def nodes(h: Harness) -> dict[str, dict]:
+    return {n["name"]: n for n in h.client.get("/v1/nodes").json()["nodes"]}
+
+
+def test_a_pause_of_three_timeouts_fails_no_healthy_node(h, caplog):
+    jid = running_on_n1(h)
+    h.pass_time(1)
+    h.tick()
+    with caplog.at_level(logging.WARNING, logger="slurmctld.nodes"):
+        h.clock.advance(PAUSE)  # the controller is frozen: no heartbeat is heard
+        h.tick()
+    assert f"event=controller_stalled seconds={PAUSE:.1f}" in caplog.text
+    shown = nodes(h)
+    assert [shown[n]["state"] for n in ("n1", "n2")] == ["MIXED", "IDLE"]
+    assert "NOT_RESPONDING" not in shown["n1"]["flags"]  # a fresh window to be heard
+    for _ in range(2 * TIMEOUT):  # awake again: the nodes heartbeat as before
+        h.pass_time(1)
+        h.tick()
+    job = h.job(jid)
+    assert (job["state"], job["restarts"]) == ("RUNNING", 0)
+    assert not any(n["state"] == "DOWN" for n in nodes(h).values())
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
+
+
+def test_a_node_that_died_in_the_pause_is_down_within_a_timeout_and_a_heartbeat(h):
+    jid = running_on_n1(h)
+    h.pass_time(1)
+    h.tick()
+    h.clock.advance(PAUSE)  # n1 dies during the pause
+    resumed = h.clock()
+    h.tick()
+    assert nodes(h)["n1"]["state"] != "DOWN"
+    down_at = None
+    while down_at is None:
+        h.clock.advance(1)  # one heartbeat interval; only n2 speaks
+        h.ctl.nodes.heartbeat("n2")
+        h.tick()
+        if nodes(h)["n1"]["state"] == "DOWN":
+            down_at = h.clock()
+        assert h.clock() - resumed <= TIMEOUT + 1, "n1 is not DOWN in time"
+    assert down_at - resumed > TIMEOUT  # a full SlurmdTimeout after the resume
+    assert nodes(h)["n1"]["reason"] == "Not responding"
+    job = h.job(jid)
+    assert (job["state"], job["reason"], job["restarts"]) == ("PENDING", "BeginTime", 1)
+    for _ in range(10):  # requeued once: it starts again on n2, nothing more
+        h.pass_time(1)
+        h.tick()
+    assert h.job(jid)["restarts"] == 1
+
+
+def test_gaps_under_the_threshold_are_not_a_stall(h):
+    jid = running_on_n1(h)
+    for _ in range(3):  # 4 s between passes (< 5 s): silence accumulates
+        h.clock.advance(4)
+        h.ctl.nodes.heartbeat("n2")
+        h.tick()
+    assert nodes(h)["n1"]["state"] == "DOWN"  # silent 12 s > 10 s
+    assert h.job(jid)["restarts"] == 1
+
+
+def test_a_vanished_job_suspicion_does_not_fire_from_a_pause(h):
+    jid = running_on_n1(h)
+    h.ctl.nodes.heartbeat("n1", [])  # built before the launch arrived: a suspect for 5 s
+    h.clock.advance(PAUSE)
+    h.tick()  # its grace ran out during the pause: a fresh one from the resume
+    assert (h.job(jid)["state"], h.job(jid)["restarts"]) == ("RUNNING", 0)
+    h.clock.advance(1)
+    h.ctl.nodes.heartbeat("n1", [jid])  # the next heartbeat lists it
+    h.ctl.nodes.heartbeat("n2", [])
+    h.tick()
+    for _ in range(10):  # passes a second apart, as the loop runs them
+        h.pass_time(1)
+        h.tick()
+    assert (h.job(jid)["state"], h.job(jid)["restarts"]) == ("RUNNING", 0)
+    # a job the node really lost still counts as vanished after the grace
+    for _ in range(6):
+        h.clock.advance(1)
+        h.ctl.nodes.heartbeat("n1", [])
+        h.ctl.nodes.heartbeat("n2", [])
+        h.tick()
+    assert (h.job(jid)["state"], h.job(jid)["restarts"]) == ("PENDING", 1)
