@@ -22,3 +22,13 @@ def test_the_longest_time_limit_slurm_takes_runs_a_batch_script_and_its_step(clu
         [f"{jid}.batch", "COMPLETED", "0:0"],
         [f"{jid}.0", "COMPLETED", "0:0"],
     ], r.stdout
+
+
+def test_a_job_whose_ld_preload_cannot_be_loaded_runs(cluster, jobdir):
+    # the loader warns at every exec (sbatch's own included); the job still runs, as in Slurm
+    missing = "/nonexistent/libnothing.so"
+    r = cluster.run("sbatch --parsable --wrap 'echo ran'", cwd=jobdir, LD_PRELOAD=missing)
+    assert r.returncode == 0 and missing in r.stderr, r.stderr
+    jid = int(r.stdout.strip())
+    assert cluster.wait_done(jid) == "COMPLETED"
+    assert "ran\n" in (jobdir / f"slurm-{jid}.out").read_text()
