@@ -14,7 +14,11 @@ spawns nothing, the good ones start.
 Bodies are typed: a number out of its field's range, a NUL character in
 text (``slurmlite.wire_limits``: the kernel refuses it in paths and the
 environment) or malformed JSON is a 422 naming the field, before any
-credential is looked at.  Bodies are capped (``slurmlite.bodylimit``: an
+credential is looked at.  Each number's range is looked up by its field's
+name in the table the controller checks submissions against, so a launch
+built from an accepted job always passes (a ``--time`` of 99,999,999
+minutes is a ``time_limit_s`` past 2**31, and within ``time_limit_s``'s
+range).  Bodies are capped (``slurmlite.bodylimit``: an
 order 16 MiB, a batch of them 64 MiB, anything else 1 MiB; 413 beyond).
 """
 
@@ -75,9 +79,9 @@ class LaunchBody(BaseModel):
     std_in: Text
     open_mode: Text
     gpus: list[Count]
-    kill_wait: Count
-    time_limit_s: Count | None = None
-    mem_mib: Count = 0
+    kill_wait: _ranged("kill_wait")  # type: ignore[valid-type]
+    time_limit_s: _ranged("time_limit_s") | None = None  # type: ignore[valid-type]
+    mem_mib: _ranged("mem_mib") = 0  # type: ignore[valid-type]
 
 
 class LaunchBatchBody(BaseModel):

@@ -14,8 +14,11 @@ Starting (``Launcher.start``)
    pid) and ``exec``-s ``setsid``, ``env`` and the script, which keeps that pid.
 3. Until then the wrapper's stderr is a pipe to the agent: the wrapper
    writes the job's pid there, the job writes why it could not start, if it
-   could not.  ``start`` reads it to the end, so it returns once the script
-   runs, or raises :class:`LaunchError`.
+   could not, on a line of its own (``FAIL_MARK``).  ``start`` reads it to
+   the end, so it returns once the script runs, or raises
+   :class:`LaunchError`.  Only those two lines decide: a start fails when the
+   job said so or no pid came, never because of other text on the pipe (an
+   ``LD_PRELOAD`` the loader cannot load makes it warn at every exec).
 4. ``launch.json`` records both pids with their start times, so that a
    restarted agent adopts the run (``adopt``) instead of losing it.
 
@@ -83,6 +86,7 @@ from agent.isolation import Isolation, open_tree
 from agent.rundirs import RunDirs, fresh_file, gate_fifo
 from agent.running import BatchRun, load_meta
 from agent.wrapper import (
+    FAIL_MARK,
     PID_MARK,
     WRAPPER,
     ExitRecord,
@@ -131,14 +135,22 @@ def kill_message(job_id: int, node: str, when: str, due: str | None = "TIME LIMI
     return f"slurmstepd-{node}: error: *** JOB {job_id} ON {node} CANCELLED AT {when}{suffix} ***"
 
 
-def _explain(complaint: str) -> str:
-    """Wrapper's report -> ``cannot open output file /x: Directory nonexistent``."""
-    lines = [line.strip() for line in complaint.splitlines() if line.strip()]
-    ours = [line for line in lines if line.startswith("cannot open ")]
-    causes = [line.rsplit(": ", 1)[-1] for line in lines if line not in ours]
-    if ours and causes:
-        return f"{ours[-1]}: {causes[0]}"
-    return "; ".join(lines)
+def _explain(lines: list[str]) -> str:
+    """The wrapper's report -> ``cannot open output file /x: Directory nonexistent``.
+
+    The job's ``FAIL_MARK`` line names what it could not open; the line just
+    before it (the PID line aside: the wrapper writes that concurrently) is the
+    shell's own message, whose last part is the reason.  Lines before those,
+    such as a loader's warnings, are left out.
+    """
+    lines = [line.strip() for line in lines if line.strip()]
+    marked = [i for i, line in enumerate(lines) if line.startswith(FAIL_MARK)]
+    if not marked:  # the wrapper ended before saying anything of its own
+        return "; ".join(line for line in lines if not line.startswith(PID_MARK))
+    first = marked[0]
+    ours = lines[marked[-1]][len(FAIL_MARK) :]
+    before = [line for line in lines[:first] if not line.startswith(PID_MARK)]
+    return f"{ours}: {before[-1].rsplit(': ', 1)[-1]}" if before else ours
 
 
 @dataclass
@@ -273,8 +285,10 @@ class Launcher(Supervisor):
         spec, job_dir, proc = spawn.spec, spawn.job_dir, spawn.proc
         lines = said.decode(errors="replace").splitlines()
         pids = [line[len(PID_MARK) :] for line in lines if line.startswith(PID_MARK)]
-        complaint = "\n".join(line for line in lines if not line.startswith(PID_MARK)).strip()
-        if complaint or not pids or not pids[0].isdigit():
+        # failed: the job said so, or the wrapper ended without naming the job; other
+        # text (a loader's warning on every exec) does not decide a start
+        failed = any(line.startswith(FAIL_MARK) for line in lines)
+        if failed or not pids or not pids[0].isdigit():
             if pids and pids[0].isdigit():
                 # the job, ended or (the wrapper died before their handshake) stuck at
                 # the gate; its pid is safe to use: the wrapper has not reaped it
@@ -285,7 +299,7 @@ class Launcher(Supervisor):
             with contextlib.suppress(OSError):
                 os.unlink(job_dir / "gate")  # a failed run's directory is not reused
             self._failed(job_dir, spec, spawn.cgroup)
-            detail = _explain(complaint) if complaint else "the wrapper ended early"
+            detail = _explain(lines) or "the wrapper ended early"
             log.warning("event=launch_failed job=%s detail=%r", spec.job_id, detail)
             raise LaunchError(f"job {spec.job_id}: launch failed: {detail}")
         if spawn.cgroup is not None and self.cgroups is not None:

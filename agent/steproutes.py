@@ -90,9 +90,9 @@ class StepBody(BaseModel):
     std_in: Text
     pty: bool
     kill_on_bad_exit: bool
-    mem_mib: Count
-    kill_wait: Count
-    time_limit_s: Count | None = None
+    mem_mib: _ranged("mem_mib")  # type: ignore[valid-type]
+    kill_wait: _ranged("kill_wait")  # type: ignore[valid-type]
+    time_limit_s: _ranged("time_limit_s") | None = None  # type: ignore[valid-type]
 
 
 class StepInputBody(BaseModel):

@@ -92,6 +92,7 @@ from pathlib import Path
 
 __all__ = [
     "WRAPPER",
+    "FAIL_MARK",
     "PID_MARK",
     "ExitRecord",
     "decode_rc",
@@ -102,10 +103,15 @@ __all__ = [
 ]
 
 PID_MARK = "slurmlite-job-pid="
+# the job's line when it cannot start (a file it cannot open): the only sign of a failed
+# start.  Any other text on the pipe -- a loader's warning about an LD_PRELOAD it cannot
+# load, printed by every exec of a helper -- is noise, not a failure.
+FAIL_MARK = "slurmlite-launch-failed="
 
 # $1 stdin, $2 stdout, $3 stderr ("" = with stdout), $4 open mode, $5 work dir,
 # $6 job dir, $7 restart count, $8... the job's command.  Runs as the job's
-# user; fd 2 is the agent's pipe until redirected.  "command" keeps a failed
+# user; fd 2 is the agent's pipe until redirected, and a start that fails says
+# so there on a FAIL_MARK line, after the shell's own reason.  "command" keeps a failed
 # redirection of a special builtin from ending the shell before it says why.
 # The first "read" waits until the agent closes the wrapper's stdin (at once
 # for /dev/null): with cgroups, the agent first moves the wrapper into the
@@ -114,7 +120,7 @@ PID_MARK = "slurmlite-job-pid="
 WRAPPER = r"""
 set -f
 read -r _
-fail() { printf 'cannot open %s file %s\n' "$1" "$2" >&2; exit 1; }
+fail() { printf 'slurmlite-launch-failed=cannot open %s file %s\n' "$1" "$2" >&2; exit 1; }
 dir=$6 restarts=$7 raw=
 zombie() {
   set -- ${1##*) }
@@ -123,7 +129,7 @@ zombie() {
   return 0
 }
 (
-  command : <"$dir/gate"
+  command : <"$dir/gate" || fail gate "$dir/gate"
   cd -P /proc/self 2>/dev/null && SLURM_TASK_PID=${PWD##*/} && cd / ||
     read -r SLURM_TASK_PID _ </proc/self/stat
   command exec 0<"$1" || fail input "$1"

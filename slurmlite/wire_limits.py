@@ -15,6 +15,11 @@ Ranges go by field name, whatever the message:
 
 * ids and counts (job ids, restarts, CPUs, tasks, nodes, MiB, minutes,
   seconds): ``0 .. 2**31 - 1``, what the store's columns hold;
+* a launch's ``time_limit_s``: ``0 .. (2**31 - 1) * 60``, the seconds of the
+  longest time limit a submission may carry in minutes.  One table serves
+  both ends, so every job the controller accepts is one its agents will
+  launch (``sbatch --time=99999999`` runs, as in Slurm: 99,999,999 minutes
+  are 5,999,999,940 seconds, past a 32-bit count);
 * uids and gids: ``0 .. 2**32 - 2`` (``2**32 - 1`` is ``(uid_t) -1``, "no
   user");
 * ``nice``: Slurm's ``-2147483645 .. 2147483645``; signals ``0 .. 64``;
@@ -65,14 +70,17 @@ RANGES: dict[str, tuple[int, int]] = {
             "gpus_total",
             "gpus",
             "time_limit",
-            "time_limit_s",
             "kill_wait",
             "cpus",
             "real_memory",
             "free_mem",
+            "mem_mib",
         ),
         COUNT,
     ),
+    # a launch's limit in seconds is the job's in minutes times 60: any time limit
+    # the controller accepts (up to 2**31 - 1 minutes) must reach the agent intact
+    "time_limit_s": (0, INT32_MAX * 60),
     **dict.fromkeys(("uid", "gid"), ID),
     "nice": (-(2**31 - 3), 2**31 - 3),
     "signal": (0, 64),

@@ -65,7 +65,7 @@ from controller.nodes.reconcile import lost_nodes, vanished_here
 from controller.sched import apply
 from controller.sched.warnsignal import due_warnings
 from controller.steps.allocations import inactive
-from controller.steps.ends import close_leftovers, running_steps
+from controller.steps.ends import close_leftovers, running_steps, step_state
 from controller.store.job_query import owner_of
 from controller.store.models import JobRow, StepRow
 from controller.store.rows import add_flag, drop_flag, split_list
@@ -277,6 +277,12 @@ class SchedulerLoop:
                     now,
                     53,
                 )
+                # nothing runs on the node: its batch step ends with the job, as the
+                # agent's own report of a launch failure ends it (sacct: CANCELLED)
+                step = s.get(StepRow, (row.id, "batch"))
+                if step is not None and step.end_time is None:
+                    step.exit_code, step.end_time = row.exit_code, now
+                    step.state = step_state(row.exit_code, row.state, launch_failed=True)
             else:
                 # agent unreachable: nothing ran; give the job back to the queue untouched
                 row.state, row.reason, row.start_time, row.end_time = (
