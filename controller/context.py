@@ -11,12 +11,14 @@ make a clock jump look like a pause.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from controller.accounting.accounts import Accounts
 from controller.accounting.priorities import PriorityService
-from controller.auth.callers import AdminPolicy
+from controller.auth.authenticate import Authenticator
+from controller.auth.callers import AdminPolicy, Caller
 from controller.jobs.service import JobService
 from controller.jobs.validate import SubmitValidator
 from controller.nodes.agent_client import AgentClient, HttpAgentClient, Signer
@@ -31,6 +33,8 @@ from slurmlite.credential import NonceCache
 from slurmlite.errors import SlurmError
 from slurmlite.scheduler.registry import scheduler_for
 from slurmlite.scheduler.snapshot import Policy
+
+log = logging.getLogger("slurmctld.authn")
 
 
 class Controller:
@@ -49,7 +53,6 @@ class Controller:
         self.db = db or Database(cfg.store_url)
         policy = Policy.from_config(cfg)
         self.signer = Signer(cluster_key)
-        self.agents: AgentClient = agents or HttpAgentClient(self.signer)
         self.admins = AdminPolicy(cfg.slurm_user, cfg.admin_users)
         self.nodes = NodeService(self.db, cfg, clock, monotonic)
         self.accounts = Accounts(self.db, cfg)  # accounts, users, QOS (sacctmgr)
@@ -71,9 +74,33 @@ class Controller:
             policy=policy,
             full_pass=scheduler_for(cfg.scheduler_type),
         )
-        self.loop = SchedulerLoop(self.sched, self.agents)
+        self.loop = SchedulerLoop(self.sched, agents or HttpAgentClient(self.signer))
+        self._authenticator: Authenticator | None = None
         self._task: asyncio.Task[None] | None = None
         self.started = clock()
+
+    @property
+    def agents(self) -> AgentClient:
+        """The client that delivers orders to agents (the loop's; a test may swap it)."""
+        return self.loop.agents
+
+    @agents.setter
+    def agents(self, agents: AgentClient) -> None:
+        self.loop.agents = agents
+
+    def authenticator(self) -> Authenticator:
+        """Munge and JWT checks for TCP callers, built on first use from the ``Config`` in
+        force: after ``scontrol reconfigure`` a new key file or lifespan takes effect."""
+        found = self._authenticator
+        if found is None or found.cfg is not self.cfg:
+            found = self._authenticator = Authenticator(self.cfg)
+            if found.jwt and found.problem:
+                log.error("auth/jwt unusable: %s", found.problem)
+        return found
+
+    async def identify(self, headers: Mapping[str, str]) -> Caller | None:
+        """The caller a TCP request's headers prove now (None: no credential in them)."""
+        return await self.authenticator().identify(headers, self.admins, self.clock())
 
     @property
     def policy(self) -> Policy:

@@ -21,7 +21,6 @@ from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
-from controller.auth import authenticate
 from controller.auth.callers import Caller
 from controller.context import Controller
 from slurmlite import errors
@@ -59,7 +58,7 @@ async def get_user(request: Request, ctl: Ctl) -> Caller:
         _pid, uid, gid = creds
         return ctl.admins.caller(uid, gid)
     try:
-        caller = await authenticate.identify(ctl.cfg, ctl.admins, ctl.clock(), request.headers)
+        caller = await ctl.identify(request.headers)
     except SlurmError as e:  # expired or invalid munge credential / token
         raise HTTPException(status_code=401, detail=e.as_answer()) from None
     if caller is None:

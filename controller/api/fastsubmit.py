@@ -114,13 +114,11 @@ class SubmitShortcut:
 
     async def _submit_remote(self, scope: dict, receive: Any, send: Any) -> None:  # type: ignore[type-arg]
         """TCP with a munge credential or a token: authenticate first, then as ``_submit``."""
-        from controller.auth import authenticate
         from slurmlite.errors import SlurmError
 
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
-            ctl = self.app.state.controller
-            caller = await authenticate.identify(ctl.cfg, ctl.admins, ctl.clock(), headers)
+            caller = await self.app.state.controller.identify(headers)
         except SlurmError as exc:  # the 401 body FastAPI's get_user gives
             await _answer(send, 401, {"detail": exc.as_answer()})
             return

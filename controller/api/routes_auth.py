@@ -20,7 +20,6 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from controller.api.deps import Ctl, UserCaller
-from controller.auth import authenticate
 from controller.context import Controller
 
 MAX_LIFESPAN = 2**31 - 2  # seconds: Slurm's "infinite" (INT_MAX - 1)
@@ -42,14 +41,12 @@ class TokenOut(BaseModel):
 
 @router.post("/token", response_model=TokenOut)
 async def token(req: TokenRequest, caller: UserCaller, ctl: Ctl) -> TokenOut:
-    text, user, lifespan = authenticate.authenticator(ctl.cfg).mint(
-        caller, req.username, req.lifespan, ctl.clock()
-    )
+    text, user, lifespan = ctl.authenticator().mint(caller, req.username, req.lifespan, ctl.clock())
     return TokenOut(token=text, username=user, lifespan=lifespan)
 
 
 def router_for(ctl: Controller) -> APIRouter:
     """The router, once the configuration's auth/jwt key has been checked: a controller
     configured for tokens it cannot sign or check refuses to start (``ConfigError``)."""
-    authenticate.authenticator(ctl.cfg).check()
+    ctl.authenticator().check()
     return router

@@ -43,7 +43,6 @@ import logging
 import os
 import pwd
 import stat
-import weakref
 from collections.abc import Mapping
 
 from controller.auth.callers import AdminPolicy, Caller, uid_of
@@ -226,29 +225,3 @@ def _account(name: str) -> pwd.struct_passwd | None:
         return pwd.getpwnam(name)
     except (KeyError, ValueError):  # ValueError: a NUL in the name
         return None
-
-
-# id(cfg) -> (a weak reference to cfg, its Authenticator); Config is unhashable
-_cache: dict[int, tuple[weakref.ref[Config], Authenticator]] = {}
-
-
-def authenticator(cfg: Config) -> Authenticator:
-    """The ``Authenticator`` of configuration ``cfg``: one per ``Config``, so
-    ``scontrol reconfigure`` (a new ``Config``) brings a new key file or lifespan
-    into effect."""
-    ref, found = _cache.get(id(cfg), (None, None))
-    if ref is None or ref() is not cfg or found is None:
-        for key in [k for k, (r, _) in _cache.items() if r() is None]:
-            del _cache[key]  # configurations gone (reconfigured, or a test's controller)
-        found = Authenticator(cfg)
-        _cache[id(cfg)] = (weakref.ref(cfg), found)
-        if found.jwt and found.problem:
-            log.error("auth/jwt unusable: %s", found.problem)
-    return found
-
-
-async def identify(
-    cfg: Config, admins: AdminPolicy, now: float, headers: Mapping[str, str]
-) -> Caller | None:
-    """The caller a TCP request's headers prove at ``now`` (None: no credential in them)."""
-    return await authenticator(cfg).identify(headers, admins, now)

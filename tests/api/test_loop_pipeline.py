@@ -43,7 +43,7 @@ async def until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-un
 
 def test_a_pass_does_not_wait_for_the_agents_to_answer_the_last_ones_launches(harness):
     h = harness
-    agents = h.ctl.agents = h.ctl.loop.agents = SlowAgents()
+    agents = h.ctl.agents = SlowAgents()
     first = h.submit()["job_id"]
 
     async def scenario() -> None:
