@@ -238,9 +238,10 @@ class SchedulerLoop:
         """Steps that will never hear from all their nodes are closed; allocations
         silent past InactiveLimit end (``controller.steps.ends``, ``controller.steps.allocations``)."""
         parts = self.parts
-        if close_leftovers(parts.db, parts.cfg, parts.clock()):
+        floor = parts.nodes.heard_floor  # after a stall of our own, fresh windows for all
+        if close_leftovers(parts.db, parts.cfg, parts.clock(), floor):
             self.wake()  # an allocation may have freed its nodes
-        return inactive(parts.db, parts.cfg.inactive_limit, parts.clock())
+        return inactive(parts.db, parts.cfg.inactive_limit, parts.clock(), floor)
 
     def _schedule(self) -> list[tuple[LaunchSpec, AgentAddress]]:
         """Step 3: the pass and its plan in the store (``controller.sched.apply``)."""

@@ -99,10 +99,14 @@ def _stop_steps(s: Session, row: JobRow) -> list[AgentOrder]:
     ]
 
 
-def inactive(db: Database, limit: float, now: float) -> list[AgentOrder]:
+def inactive(db: Database, limit: float, now: float, heard_floor: float = 0.0) -> list[AgentOrder]:
     """End running allocations silent for longer than ``InactiveLimit``; their orders.
 
-    A read finds the silent ones first, so a pass with none writes nothing.
+    Silence counts from ``heard_floor`` at the earliest: after the controller
+    itself stalled (``NodeService.heard_floor``) the commands' keepalives
+    queued meanwhile have not been read yet, so nobody is timed out for the
+    controller's own pause.  A read finds the silent ones first, so a pass
+    with none writes nothing.
     """
     if limit <= 0:
         return []
@@ -111,7 +115,9 @@ def inactive(db: Database, limit: float, now: float) -> list[AgentOrder]:
             JobRow.state == "RUNNING", JobRow.allocation.is_(True)
         )
         silent = [
-            i for i, heard, start in s.execute(q) if now - max(heard or 0, start or 0) > limit
+            i
+            for i, heard, start in s.execute(q)
+            if now - max(heard or 0, start or 0, heard_floor) > limit
         ]
     orders: list[AgentOrder] = []
     if not silent:
@@ -121,7 +127,7 @@ def inactive(db: Database, limit: float, now: float) -> list[AgentOrder]:
             row = s.get(JobRow, job_id)
             if row is None or row.state != "RUNNING":
                 continue
-            if now - max(row.keepalive or 0.0, row.start_time or 0.0) <= limit:
+            if now - max(row.keepalive or 0.0, row.start_time or 0.0, heard_floor) <= limit:
                 continue  # heard from meanwhile
             row.state, row.reason, row.end_time = "TIMEOUT", reasons.INACTIVE_LIMIT, now
             orders += _stop_steps(s, row)

@@ -119,8 +119,11 @@ def report_grace(cfg: Config) -> float:
     return cfg.kill_wait + 2 * cfg.heartbeat_interval + 10
 
 
-def close_leftovers(db: Database, cfg: Config, now: float) -> bool:
+def close_leftovers(db: Database, cfg: Config, now: float, heard_floor: float = 0.0) -> bool:
     """Close steps that will never hear from all their nodes (module doc); True if any.
+
+    The grace counts from ``heard_floor`` at the earliest: nodes' reports
+    sent while the controller itself was stalled have not been read yet.
 
     Runs every scheduling pass: a read finds the running steps (an index
     lookup; usually none or a few), and only when one is due does a write
@@ -140,7 +143,7 @@ def close_leftovers(db: Database, cfg: Config, now: float) -> bool:
     due = []
     for job_id, step_id, restarts in open_steps:
         state, run, end = jobs.get(job_id, ("PENDING", restarts + 1, None))  # gone: closed
-        ended_long_ago = is_finished(state) and now - (end or now) > grace
+        ended_long_ago = is_finished(state) and now - max(end or now, heard_floor) > grace
         if restarts != run or ended_long_ago:
             due.append((job_id, step_id))
     if not due:

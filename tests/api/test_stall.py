@@ -131,3 +131,40 @@ def test_a_vanished_job_suspicion_does_not_fire_from_a_pause(h):
         h.ctl.nodes.heartbeat("n2", [])
         h.tick()
     assert (h.job(jid)["state"], h.job(jid)["restarts"]) == ("PENDING", 1)
+
+
+def test_an_allocation_is_not_timed_out_for_the_controllers_own_pause(h):
+    """InactiveLimit counts silence only while the controller could hear keepalives."""
+    h.ctl.cfg.inactive_limit = 20
+    jid = h.submit(script="", name="bash", allocation=True)["job_id"]
+    h.tick()
+    assert h.job(jid)["state"] == "RUNNING"
+    h.clock.advance(PAUSE)  # > InactiveLimit, but salloc's keepalives sit unread in the socket
+    h.tick()
+    assert h.job(jid)["state"] == "RUNNING"
+    h.client.post(f"/v1/jobs/{jid}/allocation", json={})  # the queued keepalive is read
+    for _ in range(20):  # awake, passes a second apart; salloc falls silent
+        h.pass_time(1)
+        h.tick()
+    assert h.job(jid)["state"] == "RUNNING"
+    h.pass_time(1)  # now silent for longer than the limit while heard
+    h.tick()
+    assert (h.job(jid)["state"], h.job(jid)["reason"]) == ("TIMEOUT", "InactiveLimit")
+
+
+def test_a_step_waiting_for_its_nodes_report_gets_a_fresh_grace_after_a_pause(h):
+    """A finished job's step is closed without its report only after a grace heard awake."""
+    jid = h.submit(script="", name="bash", allocation=True)["job_id"]
+    h.tick()
+    step = h.client.post(f"/v1/jobs/{jid}/steps", json={"argv": ["hostname"], "work_dir": "/tmp"})
+    assert step.status_code == 200
+    h.client.post(f"/v1/jobs/{jid}/allocation", json={"end": True})
+    assert h.job(jid)["flags"] == ["COMPLETING"]  # until the node reports its step
+    h.clock.advance(PAUSE)  # past the report grace, but the report may be queued unread
+    h.tick()
+    assert [s["state"] for s in h.job(jid)["steps"]] == ["RUNNING"]
+    for _ in range(20):  # awake; the node never reports: closed after a grace
+        h.pass_time(1)
+        h.tick()
+    job = h.job(jid)
+    assert ([s["state"] for s in job["steps"]], job["flags"]) == (["CANCELLED"], [])
