@@ -103,10 +103,16 @@ class Holder:
         return f"{self.host}:{self.pid}/port={self.port}"
 
 
+def shown(url: str) -> str:
+    """``url`` fit for a message or a log: its password masked."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
 class LeaseHeld(Exception):
     """Another live controller holds the lease; ``holder`` is its row (None: not yet written)."""
 
     def __init__(self, store: str, holder: Holder | None) -> None:
+        store = shown(store)
         who = holder.describe() if holder else "a controller that has not written its lease yet"
         super().__init__(
             f"the job store {store} is in use by another slurmctld: {who}; "
@@ -261,10 +267,10 @@ class Lease:
                 self.before.brief(),
                 self.before.since,
                 self.epoch,
-                self.url,
+                shown(self.url),
             )
         else:
-            log.info("event=lease_taken epoch=%s store=%s", self.epoch, self.url)
+            log.info("event=lease_taken epoch=%s store=%s", self.epoch, shown(self.url))
 
     def rewrite_pid(self) -> None:
         """Record the holder's pid again (it changes when the daemon detaches)."""
@@ -290,12 +296,14 @@ class Lease:
             return
         self.lock.release()
         if not self.lock.acquire():
-            raise LeaseLost(f"the lock of the job store {self.url} is held by another process")
+            raise LeaseLost(
+                f"the lock of the job store {shown(self.url)} is held by another process"
+            )
         row = read_holder(self.engine)
         if row is None or row.epoch != self.epoch or row.pid != self.holder.pid:
             self.lock.release()
             raise LeaseLost(f"another slurmctld took the job store over: {row and row.describe()}")
-        log.warning("event=lease_retaken epoch=%s store=%s", self.epoch, self.url)
+        log.warning("event=lease_retaken epoch=%s store=%s", self.epoch, shown(self.url))
 
     def release(self) -> None:
         """Mark the row released (a clean stop), then drop the lock."""
