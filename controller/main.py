@@ -129,12 +129,12 @@ def main(foreground: bool, conf_file: str | None, verbose: int) -> None:
     try:
         run_loop(serve(cfg, key, sockets, lease))
     finally:
-        lease.release()
         remove_pid(cfg.slurmctld_pidfile)
         try:
             Path(cfg.socket_path).unlink()
         except OSError:
             pass
+        lease.release()  # last: once released, the next controller may bind this socket path
 
 
 def open_store(cfg: Config) -> Lease:

@@ -92,9 +92,17 @@ def test_sqlite_a_replaced_lock_file_is_a_lost_lease(tmp_path: Path):
         db.close()
 
 
-def test_postgres_a_cut_session_is_retaken_unless_another_came_in(db, store_url):
-    if not store_url.startswith("postgresql"):
-        pytest.skip("a PostgreSQL session")
+@pytest.fixture
+def pg_db(pg_server) -> Iterator[tuple[Database, str]]:
+    name, url = pg_server.create_database()
+    d = Database(url)
+    yield d, url
+    d.close()
+    pg_server.drop_database(name)
+
+
+def test_postgres_a_cut_session_is_retaken_unless_another_came_in(pg_db):
+    db, store_url = pg_db
     first = take_lease(db.engine, store_url, holder(111))
 
     def cut_first_session() -> None:
