@@ -6,7 +6,8 @@ credential, 401 without a valid one) must come
 in a request the controller signed for this node (``ControllerSigned``:
 else 401, before the body is looked at) and carries a controller-signed
 credential in its body, refused with 403 — spawning or signalling nothing —
-when it does not check out or was used before (``agent.orders``).
+when it does not check out or was used before (``agent.orders``), and with
+409 when it comes from an older controller epoch (``agent.fencing``).
 ``/v1/launches`` carries several launch orders, each with its own
 credential, checked one by one: a bad one is answered ``refused`` and
 spawns nothing, the good ones start.
@@ -93,6 +94,7 @@ class LaunchAnswer(BaseModel):
     restarts: int
     status: str  # started | already running | failed | refused
     error: str | None = None
+    code: int | None = None  # a refusal's HTTP-like code: 409 for an older controller epoch
 
 
 class LaunchBatchAnswer(BaseModel):
@@ -180,7 +182,11 @@ def create_app(state: AgentState) -> FastAPI:
             except OrderRefused as e:
                 error = f"credential refused: {e}"
                 return LaunchAnswer(
-                    job_id=item.job_id, restarts=item.restarts, status="refused", error=error
+                    job_id=item.job_id,
+                    restarts=item.restarts,
+                    status="refused",
+                    error=error,
+                    code=e.status,
                 )
             status = await st.launch(from_dict(LaunchSpec, data))
             return LaunchAnswer(job_id=item.job_id, restarts=item.restarts, status=status)
@@ -206,4 +212,4 @@ def _check(st: AgentState, op: str, data: dict[str, Any]) -> None:
     try:
         st.verify_order(op, data)
     except OrderRefused as e:
-        raise HTTPException(status_code=403, detail=f"credential refused: {e}") from None
+        raise HTTPException(status_code=e.status, detail=f"credential refused: {e}") from None

@@ -18,6 +18,12 @@ credentials.  ``OrderGate`` applies two checks, in this order:
    checked the same way, its step number too; srun brings it, so its
    request bears no controller signature: the credential is all there is.
 
+Then its controller epoch (``agent.fencing``): an order without one is
+refused (403), one from an older epoch of the same store than this agent
+has obeyed is refused with ``StaleOrder`` (HTTP 409, nothing spawned or
+signalled); an accepted order's newer epoch is remembered in
+``<spool>/epoch``.
+
 Then its nonce.  Every accepted credential's nonce is remembered until the
 credential expires, in ``<spool>/nonces`` (``SeenNonces``), so a restarted
 agent still knows it.  A credential seen before is a *replay*:
@@ -54,6 +60,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from agent.fencing import EpochFence, FenceError
 from slurmlite.credential import (
     CredentialError,
     NonceCache,
@@ -71,6 +78,14 @@ PRUNE_EVERY_S = 30.0  # expired nonces are forgotten at most this often
 
 class OrderRefused(Exception):
     """A controller order failed its credential checks (HTTP 403)."""
+
+    status = 403
+
+
+class StaleOrder(OrderRefused):
+    """An order from an older controller epoch than one obeyed here (HTTP 409)."""
+
+    status = 409
 
 
 class SeenNonces:
@@ -143,6 +158,7 @@ class OrderGate:
         self._requests = NonceCache()
         spool.mkdir(parents=True, exist_ok=True)
         self.seen = SeenNonces(spool / "nonces", now)
+        self.fence = EpochFence(spool / "epoch")
         self._last_prune = now
 
     def check_request(
@@ -171,6 +187,10 @@ class OrderGate:
         for ok, why in _claim_checks(op, claims, body, self.name):
             if not ok:
                 raise OrderRefused(why)
+        try:
+            store, epoch = self.fence.check(claims)
+        except FenceError as e:
+            raise (StaleOrder if e.stale else OrderRefused)(str(e)) from None
         nonce = claims.get("nonce")
         if not isinstance(nonce, str) or not NONCE.fullmatch(nonce):
             raise OrderRefused("credential has no nonce")
@@ -182,6 +202,7 @@ class OrderGate:
                 return claims  # a repeated launch: answered "already running"
             raise OrderRefused("replayed credential")
         self.seen.add(nonce, float(claims["exp"]))
+        self.fence.obeyed(store, epoch)
         return claims
 
     def signed_claims(self, credential: str) -> dict[str, Any]:

@@ -153,7 +153,7 @@ def add_step_routes(app: FastAPI) -> None:
             st.verify_order("step", raw)
             st.check_step_job(body.job_id, body.restarts)
         except OrderRefused as e:
-            raise HTTPException(status_code=403, detail=f"credential refused: {e}") from None
+            raise HTTPException(status_code=e.status, detail=f"credential refused: {e}") from None
         launch = from_dict(StepLaunch, body.model_dump())
         if request.client is not None:  # where srun runs, as Slurm tells the tasks
             launch.environment["SLURM_LAUNCH_NODE_IPADDR"] = request.client.host

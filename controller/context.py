@@ -6,6 +6,9 @@ and what tests build directly with a temporary store, a ``FakeClock``-style
 ``monotonic`` measures the gaps between liveness checks (a stalled controller,
 ``controller.nodes.service``); a test passes its ``FakeClock`` there too to
 make a clock jump look like a pause.
+``lease`` is the store's lease the daemon took (``controller.store.lease``):
+its epoch goes into every order signed here, and an agent's fencing refusal
+stops the process; in-process tests take none (epoch 0, never fenced).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from controller.sched.loop import SchedulerLoop
 from controller.sched.parts import SchedParts
 from controller.store.db import Database
 from controller.store.job_query import owner_of
+from controller.store.lease import Lease, give_up
 from slurmlite import errors
 from slurmlite.config import Config, ConfigError, load_config
 from slurmlite.credential import NonceCache
@@ -46,13 +50,17 @@ class Controller:
         agents: AgentClient | None = None,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
+        lease: Lease | None = None,
     ) -> None:
         self.cfg = cfg
         self.cluster_key = cluster_key
         self.clock = clock
         self.db = db or Database(cfg.store_url)
         policy = Policy.from_config(cfg)
-        self.signer = Signer(cluster_key)
+        self.lease = lease
+        self.signer = (
+            Signer(cluster_key, lease.epoch, lease.store) if lease else Signer(cluster_key)
+        )
         self.admins = AdminPolicy(cfg.slurm_user, cfg.admin_users)
         self.nodes = NodeService(self.db, cfg, clock, monotonic)
         self.accounts = Accounts(self.db, cfg)  # accounts, users, QOS (sacctmgr)
@@ -74,7 +82,10 @@ class Controller:
             policy=policy,
             full_pass=scheduler_for(cfg.scheduler_type),
         )
-        self.loop = SchedulerLoop(self.sched, agents or HttpAgentClient(self.signer))
+        fenced = give_up if lease else None
+        self.loop = SchedulerLoop(
+            self.sched, agents or HttpAgentClient(self.signer, on_fenced=fenced)
+        )
         self._authenticator: Authenticator | None = None
         self._task: asyncio.Task[None] | None = None
         self.started = clock()

@@ -3,7 +3,10 @@
     slurmctld [-D] [-f FILE] [-v]
 
 Reads the configuration, refuses to start without a private cluster key,
-opens the job store, and serves the same FastAPI app on two listeners:
+opens the job store, takes the store's lease (``controller.store.lease``:
+one controller per store; a second one exits here, before detaching, with
+``slurmctld: fatal: the job store ... is in use by another slurmctld: host
+... pid ... port ... since ...``), and serves the same FastAPI app on two listeners:
 
 * TCP ``SlurmctldHost:SlurmctldPort`` — node agents (signed requests);
 * the Unix socket ``SlurmliteSocket`` (mode 0666; the kernel tells us who
@@ -26,15 +29,20 @@ import os
 import signal
 import socket
 import sys
+import time
 from collections.abc import Coroutine
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from slurmlite.config import Config, ConfigError, load_config
 from slurmlite.credential import CredentialError, load_key
 from slurmlite.daemonize import detach, remove_pid, write_pid
+
+if TYPE_CHECKING:
+    from controller.store.lease import Lease
 
 
 def tcp_socket(cfg: Config) -> socket.socket:
@@ -88,36 +96,64 @@ def main(foreground: bool, conf_file: str | None, verbose: int) -> None:
     for w in cfg.warnings:
         click.echo(f"slurmctld: warning: {w}", err=True)
     os.umask(0o077)  # the store holds scripts and environments: owner only
-    try:
-        sockets = [tcp_socket(cfg), unix_socket(cfg.socket_path)]
-    except OSError as e:
-        click.echo(f"slurmctld: error: cannot listen: {e}", err=True)
-        sys.exit(1)
-    try:
-        # open (and migrate) the store now, so a bad URL is reported here, not in a log
-        from controller.store.db import Database
+    from controller.store.lease import LeaseHeld
 
-        Database(cfg.store_url).close()
+    try:
+        # open (and migrate) the store now, so a bad URL is reported here, not in a log;
+        # then take its lease, before any socket, job or node is touched
+        lease = open_store(cfg)
+    except LeaseHeld as e:
+        click.echo(f"slurmctld: fatal: {e}", err=True)
+        sys.exit(1)
     except Exception as e:  # any driver error: say what and where, in one line
         click.echo(f"slurmctld: error: cannot open the job store {cfg.store_url}: {e}", err=True)
         sys.exit(1)
+    try:
+        sockets = [tcp_socket(cfg), unix_socket(cfg.socket_path)]
+    except OSError as e:
+        lease.release()
+        click.echo(f"slurmctld: error: cannot listen: {e}", err=True)
+        sys.exit(1)
     if not foreground:
-        detach(cfg.slurmctld_logfile)
+        detach(cfg.slurmctld_logfile)  # the lease's lock and connection pass to the child
+        lease.holder = replace(lease.holder, pid=os.getpid())
+        lease.rewrite_pid()
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("alembic").setLevel(logging.WARNING)
+    lease.announce()  # event=lease_taken / lease_takeover, in the log
     write_pid(cfg.slurmctld_pidfile)
     try:
-        run_loop(serve(cfg, key, sockets))
+        run_loop(serve(cfg, key, sockets, lease))
     finally:
         remove_pid(cfg.slurmctld_pidfile)
         try:
             Path(cfg.socket_path).unlink()
         except OSError:
             pass
+        lease.release()  # last: once released, the next controller may bind this socket path
+
+
+def open_store(cfg: Config) -> Lease:
+    """Open and migrate the store, then take its lease (``LeaseHeld``: another holds it)."""
+    from controller.store.db import Database
+    from controller.store.lease import Holder, take_lease
+
+    db = Database(cfg.store_url)
+    me = Holder(
+        host=socket.gethostname(),
+        pid=os.getpid(),
+        port=cfg.slurmctld_port,
+        socket=cfg.socket_path,
+        since=time.time(),
+    )
+    try:
+        return take_lease(db.engine, cfg.store_url, me)
+    finally:
+        db.engine.dispose()  # no pooled connection crosses detach's fork (the lease's own does)
 
 
 def run_loop(coro: Coroutine[Any, Any, None]) -> None:
@@ -130,14 +166,15 @@ def run_loop(coro: Coroutine[Any, Any, None]) -> None:
         uvloop.run(coro)
 
 
-async def serve(cfg: Config, key: bytes, sockets: list[socket.socket]) -> None:
+async def serve(cfg: Config, key: bytes, sockets: list[socket.socket], lease: Lease) -> None:
     import uvicorn
 
     from controller.api.app import create_app
     from controller.auth.peercred_http import http_protocol
     from controller.context import Controller
+    from controller.store.lease import watch
 
-    ctl = Controller(cfg, key)
+    ctl = Controller(cfg, key, lease=lease)
     from controller.api.fastsubmit import SubmitShortcut
 
     app = create_app(ctl)
@@ -157,13 +194,18 @@ async def serve(cfg: Config, key: bytes, sockets: list[socket.socket]) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: None)
     logging.getLogger("slurmctld").info(
-        "event=start cluster=%s port=%s socket=%s store=%s",
+        "event=start cluster=%s port=%s socket=%s store=%s epoch=%s",
         cfg.cluster_name,
         cfg.slurmctld_port,
         cfg.socket_path,
         cfg.store_url,
+        lease.epoch,
     )
-    await server.serve(sockets=sockets)
+    watchdog = asyncio.create_task(watch(lease))
+    try:
+        await server.serve(sockets=sockets)
+    finally:
+        watchdog.cancel()
 
 
 if __name__ == "__main__":

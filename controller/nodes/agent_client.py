@@ -14,6 +14,15 @@ in ``sign_request``), so an agent answers nothing but ``/health`` and
 ``/openapi.json`` to anyone else.  ``Signer`` derives and caches each
 node's two keys from the cluster key.
 
+Every credential also carries the controller's *fencing epoch* (claims
+``epoch`` and ``store``: the store's lease, ``controller.store.lease``).
+An agent that has obeyed a newer epoch of the same store refuses the order
+with HTTP 409 (``agent.fencing``), for a batch of launches an answer
+``refused`` with ``code`` 409.  That means another controller took this
+store over: the client logs it and calls ``on_fenced`` (the daemon's is
+``lease.give_up``: stop now, before the refusal is written to a store that
+is no longer ours); with no ``on_fenced`` it is an ordinary refusal.
+
 ``AgentClient`` is the seam (DESIGN.md §4 rule 9): ``HttpAgentClient`` talks
 HTTP; tests use ``tests.recording_agents.RecordingAgentClient`` and assert
 exactly what was sent.
@@ -26,6 +35,7 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -74,16 +84,27 @@ class AgentAddress:
 class AgentError(Exception):
     """The agent could not be reached or refused the order."""
 
-    def __init__(self, message: str, refused: bool = False) -> None:
+    def __init__(self, message: str, refused: bool = False, fenced: bool = False) -> None:
         super().__init__(message)
         self.refused = refused
+        self.fenced = fenced  # refused for an older epoch: another controller took over
+
+
+FENCED = 409  # the agent has obeyed a newer controller epoch (agent.fencing)
 
 
 class Signer:
-    """Signs orders and requests for any node, from the cluster key."""
+    """Signs orders and requests for any node, from the cluster key.
 
-    def __init__(self, cluster_key: bytes) -> None:
+    ``epoch`` and ``store`` go into every credential: the lease this
+    controller holds (0 and "": none taken, as in tests that build a
+    controller in-process).
+    """
+
+    def __init__(self, cluster_key: bytes, epoch: int = 0, store: str = "") -> None:
         self._cluster_key = cluster_key
+        self.epoch = epoch
+        self.store = store
         self._keys: dict[str, tuple[bytes, bytes]] = {}  # node -> (orders key, to-node key)
 
     def _keys_of(self, node: str) -> tuple[bytes, bytes]:
@@ -115,6 +136,8 @@ class Signer:
             "nodes": nodes if nodes is not None else [node],
             "script_sha256": hashlib.sha256(body.get("script", "").encode()).hexdigest(),
             "body": hashlib.sha256(canonical_body(body)).hexdigest(),
+            "epoch": self.epoch,
+            "store": self.store,
         }
         return sign_credential(self._keys_of(node)[0], claims, now=now, ttl=CREDENTIAL_TTL)
 
@@ -161,9 +184,28 @@ class AgentClient(Protocol):
 
 
 class HttpAgentClient:
-    def __init__(self, signer: Signer, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        signer: Signer,
+        timeout: float = 10.0,
+        on_fenced: Callable[[str], None] | None = None,
+    ) -> None:
         self._signer = signer
         self._http = httpx.AsyncClient(timeout=timeout)
+        self._on_fenced = on_fenced
+
+    def _refused(self, message: str, status: int) -> AgentError:
+        """The error of a refusal; a fencing refusal is logged and handed to ``on_fenced``."""
+        if status != FENCED:
+            return AgentError(message, refused=True)
+        log.error(
+            "event=fenced epoch=%s error=%r: another slurmctld holds this store now",
+            self._signer.epoch,
+            message,
+        )
+        if self._on_fenced is not None:
+            self._on_fenced(f"fenced off by a newer controller: {message}")
+        return AgentError(message, refused=True, fenced=True)
 
     async def _send(self, to: AgentAddress, path: str, payload: dict[str, Any]) -> httpx.Response:
         """POST ``payload`` to ``to``'s agent, the request signed for that node."""
@@ -178,8 +220,8 @@ class HttpAgentClient:
         except httpx.HTTPError as e:
             raise AgentError(f"node {to.node} unreachable at {to.url}: {e}") from e
         if r.status_code >= 400:
-            raise AgentError(
-                f"node {to.node} refused {path}: {r.status_code} {r.text}", refused=True
+            raise self._refused(
+                f"node {to.node} refused {path}: {r.status_code} {r.text}", r.status_code
             )
 
     async def launch(self, to: AgentAddress, spec: LaunchSpec) -> None:
@@ -214,16 +256,16 @@ class HttpAgentClient:
         if r.status_code == 404:
             return list(await asyncio.gather(*(self._one(to, s) for s in specs)))
         if r.status_code >= 400:
-            raise AgentError(
-                f"node {to.node} refused /v1/launches: {r.status_code} {r.text}", refused=True
-            )
+            why = f"node {to.node} refused /v1/launches: {r.status_code} {r.text}"
+            raise self._refused(why, r.status_code)
         answers = {(a["job_id"], a["restarts"]): a for a in r.json()["results"]}
         out: list[AgentError | None] = []
         for spec in specs:
             a = answers.get((spec.job_id, spec.restarts))
             if a is None or a["status"] == "refused":
                 why = a.get("error") if a else "no answer for this order"
-                out.append(AgentError(f"node {to.node} refused launch: {why}", refused=True))
+                code = (a.get("code") if a else None) or 403
+                out.append(self._refused(f"node {to.node} refused launch: {why}", code))
             else:
                 out.append(None)
         return out

@@ -14,6 +14,8 @@ Four tables hold everything the controller must not forget:
   (Slurm keeps these in slurmdbd): the account tree with its shares and
   decayed usage, each user's default account, and the QOS with their
   priorities and limits (``controller.accounting.accounts``, ``slurmlite.scheduler.limits``).
+* ``controller_lease``  which controller holds the store, and its fencing
+  epoch (``controller.store.lease``).
 
 A submission is acknowledged only after its row is committed, so a killed
 controller loses nothing it answered for.
@@ -246,3 +248,25 @@ class QosRow(Base):
     max_tres_pu: Mapped[str] = mapped_column(Text, default="")
     max_tres_pj: Mapped[str] = mapped_column(Text, default="")
     flags: Mapped[str] = mapped_column(Text, default="")
+
+
+class LeaseRow(Base):
+    """Who holds the store's lease, and the fencing epoch (``controller.store.lease``).
+
+    One row (``id`` 1), written only by the controller holding the lock.
+    ``released`` is when that holder stopped cleanly (None while it runs,
+    or if it died); ``store`` is a random id made with the first lease, so
+    an agent can tell this store's epochs from another's.
+    """
+
+    __tablename__ = "controller_lease"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    epoch: Mapped[int] = mapped_column(BigInteger)
+    store: Mapped[str] = mapped_column(String(64))
+    host: Mapped[str] = mapped_column(Text)
+    pid: Mapped[int] = mapped_column(BigInteger)
+    port: Mapped[int] = mapped_column(Integer)
+    socket: Mapped[str] = mapped_column(Text)
+    started: Mapped[float] = mapped_column(Float)
+    released: Mapped[float | None] = mapped_column(Float, nullable=True)

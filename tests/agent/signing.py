@@ -60,6 +60,8 @@ def signed(
         "nodes": [node],
         "script_sha256": hashlib.sha256(body.get("script", "").encode()).hexdigest(),
         "body": hashlib.sha256(canonical_body(body)).hexdigest(),
+        "epoch": 0,  # what Signer signs without a lease; agent.fencing
+        "store": "",
         **claims,
     }
     key = orders_key(node_key(cluster_key, node))
