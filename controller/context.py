@@ -6,6 +6,10 @@ and what tests build directly with a temporary store, a ``FakeClock``-style
 ``monotonic`` measures the gaps between liveness checks (a stalled controller,
 ``controller.nodes.service``); a test passes its ``FakeClock`` there too to
 make a clock jump look like a pause.
+
+``start()`` checks the store's invariants and repairs what it finds
+(``controller.sched.invariants``: one ``event=invariant_repair`` line each)
+before the loop's first pass, so scheduling never starts from a broken state.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from controller.accounting.accounts import Accounts
 from controller.accounting.priorities import PriorityService
@@ -23,6 +28,7 @@ from controller.jobs.service import JobService
 from controller.jobs.validate import SubmitValidator
 from controller.nodes.agent_client import AgentClient, HttpAgentClient, Signer
 from controller.nodes.service import NodeService
+from controller.sched.invariants import Report, check
 from controller.sched.loop import SchedulerLoop
 from controller.sched.parts import SchedParts
 from controller.store.db import Database
@@ -77,6 +83,7 @@ class Controller:
         self.loop = SchedulerLoop(self.sched, agents or HttpAgentClient(self.signer))
         self._authenticator: Authenticator | None = None
         self._task: asyncio.Task[None] | None = None
+        self._sending: set[asyncio.Task[Any]] = set()  # orders of a repair, on their way
         self.started = clock()
 
     @property
@@ -155,12 +162,27 @@ class Controller:
         """(uid, gid) of job ``job_id`` (None: no such job)."""
         return owner_of(self.db, job_id)
 
+    def check(self, repair: bool = False) -> Report:
+        """The store's invariants now (``slurmlite check``); ``repair`` mends what is broken
+        (the orders that needs are in the report: ``send`` them)."""
+        return check(self.db, self.cfg, self.clock(), repair)
+
+    def send(self, report: Report) -> None:
+        """Deliver a repair's orders in the background (a node failure's terminate orders)."""
+        for order in report.orders:
+            task = asyncio.create_task(self.loop.dispatch(order))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
     async def start(self) -> None:
+        self.send(await asyncio.to_thread(self.check, True))  # before the first pass
         self._task = asyncio.create_task(self.loop.run())
 
     async def stop(self) -> None:
         self.loop.stop()
         if self._task is not None:
             await self._task
+        if self._sending:
+            await asyncio.wait(self._sending)
         await self.agents.close()
         self.db.close()
