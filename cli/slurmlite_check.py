@@ -6,7 +6,8 @@ Asks the running controller (``GET /v1/check``; with ``--repair``, ``POST
 /v1/check/repair``), so the checker and the scheduling loop never write the
 store at once.  Prints one line per violation and exits 1 if there was any
 (with ``--repair``, one ``repaired`` line per repair too, and still 1: like
-fsck, 1 says "something was found"; a second run exits 0), 0 when clean.
+fsck, 1 says "something was found"; a second run exits 0), 0 when clean;
+an error exits as Slurm's commands do (errno & 0xff: 210 when refused).
 Only operators may ask (SlurmUser, root, AdminUsers); anyone else gets
 Slurm's ``Access/permission denied``.  With the controller down there is
 nothing to ask: starting ``slurmctld`` runs the same check and repairs
