@@ -252,3 +252,36 @@ def test_a_controller_started_on_a_broken_store_repairs_it_first_and_logs_it(
     assert h.job(jid)["state"] == "NODE_FAIL"
     agents.assert_nothing_else()  # its one node is unknown: nobody to tell
     h.agents.take("launch", 1)
+
+
+def test_the_loops_node_failure_ends_the_batch_step_with_the_job(harness):
+    """Found by the step rule: a NODE_FAIL job's batch step stayed RUNNING for ever."""
+    from tests.api.test_reconcile import registration
+
+    h = harness
+    jid = running(h, requeue=False)
+    node = h.job(jid)["batch_host"]
+    h.ctl.nodes.register(registration(node, []))  # its agent came back without it
+    h.clock.advance(6)  # past the 5 s grace
+    h.tick()
+    assert h.job(jid)["state"] == "NODE_FAIL"
+    step = batch_step(h, jid)
+    assert (step["state"], step["end_time"]) == ("CANCELLED", h.clock())
+    h.clock.advance(WINDOW + 1)
+    assert run_check(h).violations == []
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
+
+
+def test_a_cancelled_job_whose_node_goes_down_ends_its_batch_step(harness):
+    h = harness
+    jid = running(h)
+    h.ctl.jobs.cancel(ALICE, CancelRequest(job_ids=[jid]))  # CANCELLED+COMPLETING
+    h.clock.advance(11)  # no heartbeat for more than SlurmdTimeout (10 s): its node is DOWN
+    h.tick()
+    job = h.job(jid)
+    assert (job["state"], "COMPLETING" in job["flags"]) == ("CANCELLED", False)
+    assert batch_step(h, jid)["state"] == "CANCELLED"
+    h.clock.advance(WINDOW + 1)
+    assert run_check(h).violations == []
+    h.agents.take("launch", 1)

@@ -37,7 +37,9 @@ def test_clean_then_broken_then_repaired(live_controller, monkeypatch):
     with ctl.db.write() as s:  # a requeue that forgot to give back the nodes
         row = s.get(JobRow, jid)
         row.state, row.start_time, row.end_time = "PENDING", None, None
-    line = f'rule=idle_job_holds_nodes job={jid} what="PENDING but holds an allocation and nodes n1"'
+    line = (
+        f'rule=idle_job_holds_nodes job={jid} what="PENDING but holds an allocation and nodes n1"'
+    )
     assert check() == (1, line + "\n")
     assert check() == (1, line + "\n")  # a check alone mends nothing
     repaired = f'repaired rule=idle_job_holds_nodes job={jid} what="released its allocation"'
