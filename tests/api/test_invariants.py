@@ -13,11 +13,14 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from sqlalchemy import event
+
 from controller.context import Controller
 from controller.sched.invariants import ALL_RULES, Report, check
 from controller.store.db import Database
 from controller.store.models import JobRow, NodeRow, StepRow
 from slurmlite import errors
+from slurmlite.config import parse_config
 from slurmlite.protocol import CancelRequest, JobCompletion
 from tests.api.conftest import ALICE, KEY, ROOT
 from tests.recording_agents import RecordingAgentClient
@@ -55,6 +58,30 @@ def test_every_rule_has_a_name_an_invariant_and_a_repair():
     names = [r.name for r in ALL_RULES]
     assert len(set(names)) == len(names) == 5
     assert all(r.says and r.repair for r in ALL_RULES)
+
+
+def test_no_rule_scans_the_job_history_on_sqlite(tmp_path):
+    """A lab keeps a million finished jobs: every rule reads jobs and steps by an index
+    (SQLite's plan says SEARCH, never SCAN, for both tables), so a start stays fast."""
+    db = Database(f"sqlite:///{tmp_path}/s.db")
+    cfg = parse_config("NodeName=n1 CPUs=1\nPartitionName=p Nodes=n1\n", path=str(tmp_path))
+    selects: list[tuple[str, object]] = []
+
+    def grab(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        if statement.lstrip().upper().startswith("SELECT"):
+            selects.append((statement, parameters))
+
+    event.listen(db.engine, "before_cursor_execute", grab)
+    check(db, cfg, 1_800_000_000.0)
+    event.remove(db.engine, "before_cursor_execute", grab)
+    with db.engine.connect() as c:
+        plans = [
+            " | ".join(r[-1] for r in c.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params))
+            for sql, params in selects
+        ]
+    db.close()
+    assert len(plans) == 9
+    assert not [p for p in plans if "SCAN jobs" in p or "SCAN steps" in p], plans
 
 
 def test_what_the_controller_writes_is_clean_even_mid_transition(harness):
