@@ -8,6 +8,7 @@
     slurmlite keygen FILE
     slurmlite keys node NAMES [--dir DIR] [--key-file FILE]   (cli.slurmlite_keys)
     slurmlite explain JOBID [--json]                          (cli.slurmlite_explain)
+    slurmlite check [--repair]                                (cli.slurmlite_check)
 
 Examples::
 
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import click
 
+from cli.slurmlite_check import check
 from cli.slurmlite_explain import explain
 from cli.slurmlite_keys import keys
 
@@ -130,6 +132,7 @@ def keygen(path: Path) -> None:
 
 main.add_command(keys)
 main.add_command(explain)
+main.add_command(check)
 
 if __name__ == "__main__":
     main()

@@ -9,6 +9,10 @@ make a clock jump look like a pause.
 ``lease`` is the store's lease the daemon took (``controller.store.lease``):
 its epoch goes into every order signed here, and an agent's fencing refusal
 stops the process; in-process tests take none (epoch 0, never fenced).
+
+``start()`` checks the store's invariants and repairs what it finds
+(``controller.sched.invariants``: one ``event=invariant_repair`` line each)
+before the loop's first pass, so scheduling never starts from a broken state.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from controller.accounting.accounts import Accounts
 from controller.accounting.priorities import PriorityService
@@ -26,6 +31,7 @@ from controller.jobs.service import JobService
 from controller.jobs.validate import SubmitValidator
 from controller.nodes.agent_client import AgentClient, HttpAgentClient, Signer
 from controller.nodes.service import NodeService
+from controller.sched.invariants import Report, check
 from controller.sched.loop import SchedulerLoop
 from controller.sched.parts import SchedParts
 from controller.store.db import Database
@@ -88,6 +94,7 @@ class Controller:
         )
         self._authenticator: Authenticator | None = None
         self._task: asyncio.Task[None] | None = None
+        self._sending: set[asyncio.Task[Any]] = set()  # orders of a repair, on their way
         self.started = clock()
 
     @property
@@ -166,12 +173,27 @@ class Controller:
         """(uid, gid) of job ``job_id`` (None: no such job)."""
         return owner_of(self.db, job_id)
 
+    def check(self, repair: bool = False) -> Report:
+        """The store's invariants now (``slurmlite check``); ``repair`` mends what is broken
+        (the orders that needs are in the report: ``send`` them)."""
+        return check(self.db, self.cfg, self.clock(), repair)
+
+    def send(self, report: Report) -> None:
+        """Deliver a repair's orders in the background (a node failure's terminate orders)."""
+        for order in report.orders:
+            task = asyncio.create_task(self.loop.dispatch(order))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
     async def start(self) -> None:
+        self.send(await asyncio.to_thread(self.check, True))  # before the first pass
         self._task = asyncio.create_task(self.loop.run())
 
     async def stop(self) -> None:
         self.loop.stop()
         if self._task is not None:
             await self._task
+        if self._sending:
+            await asyncio.wait(self._sending)
         await self.agents.close()
         self.db.close()

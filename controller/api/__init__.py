@@ -8,7 +8,7 @@
 ``fastsubmit.py``   ``POST /v1/jobs`` without the framework's per-request
                     detours (the submit hot path).
 ``routes_*.py``     one file per family: jobs, job verbs, steps, cluster,
-                    accounts, priority, shares, explain, auth.
+                    accounts, priority, shares, explain, auth, check.
 
 A route parses, calls a service, answers; it holds no query of the store.
 """

@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from controller.api import (
     routes_accounts,
     routes_auth,
+    routes_check,
     routes_cluster,
     routes_explain,
     routes_jobops,
@@ -68,6 +69,7 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
     app.include_router(routes_shares.router, dependencies=[Depends(get_user)])
     app.include_router(routes_accounts.router, dependencies=[Depends(get_user)])
     app.include_router(routes_priority.router, dependencies=[Depends(get_user)])
+    app.include_router(routes_check.router, dependencies=[Depends(get_user)])
     app.include_router(routes_cluster.node_router, dependencies=[Depends(get_node)])
 
     app.add_middleware(BodyLimit, limits={("POST", "/v1/jobs"): MAX_SUBMIT_BODY})

@@ -217,3 +217,19 @@ _SPRIO = {
 ANSWERS = ANSWERS | _SPRIO
 PriorityListingModel = mirror(pp.PriorityListing)
 WIRE_DATACLASSES += sorted(_SPRIO, key=lambda dc: dc.__name__)
+
+
+# ------------------------------------------------------- slurmlite check (issue 19)
+class InvariantViolation(BaseModel):
+    """One broken invariant (``controller.sched.invariants``); in a repair, what was done."""
+
+    rule: str
+    job: int
+    step: str | None = None
+    what: str
+    line: str  # the same, as one ``rule=... job=... what="..."`` line
+
+
+class CheckOut(BaseModel):
+    violations: list[InvariantViolation]
+    repairs: list[InvariantViolation]

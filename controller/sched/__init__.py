@@ -14,4 +14,6 @@
                    probe added.
 ``explain_job.py`` ``slurmlite explain``: a fresh snapshot and the job's stored
                    factors handed to ``slurmlite.scheduler.explain``.
+``invariants.py``  the store's invariants as named rules, checked and repaired
+                   (controller start, ``slurmlite check``, after e2e tests).
 """

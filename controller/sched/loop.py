@@ -75,6 +75,8 @@ from slurmlite.scheduler.snapshot import Plan, Snapshot
 from slurmlite.timefmt import fmt_timestamp
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from controller.nodes.agent_client import AgentClient
     from controller.sched.parts import SchedParts
 
@@ -197,19 +199,11 @@ class SchedulerLoop:
                 if row.batch_host in down or vanished_here(row, vanished):
                     # nobody is left to report the end: release what the job held
                     row.flags = drop_flag(row.flags, "COMPLETING")
+                    end_batch_step(s, row, now)
             for row in s.scalars(select(JobRow).where(JobRow.state == "RUNNING")):
-                nodes = split_list(row.nodes)
                 lost = lost_nodes(row, down, vanished)
-                if not lost:
-                    continue
-                log.warning("event=node_fail job=%s nodes=%s", row.id, ",".join(sorted(lost)))
-                for n in nodes:
-                    if n not in lost:
-                        orders.append(AgentOrder("terminate", row.id, n, row.restarts))
-                if row.requeue:
-                    _requeue(s, row, now, delay)
-                else:
-                    row.state, row.reason, row.end_time = "NODE_FAIL", reasons.NODE_DOWN, now
+                if lost:
+                    orders += fail_job(s, row, lost, now, delay)
         return orders
 
     def _time_limits(self) -> list[AgentOrder]:
@@ -328,6 +322,36 @@ async def _logged(delivery: Coroutine[Any, Any, None]) -> None:
         await delivery
     except Exception:
         log.exception("event=delivery_failed")
+
+
+def fail_job(s: Session, row: JobRow, lost: set[str], now: float, delay: int) -> list[AgentOrder]:
+    """The node-failure path of running job ``row``, which lost nodes ``lost``; the orders.
+
+    Its other nodes are told to terminate it; it is requeued (``requeue_delay``
+    later) when it allows it, else it ends NODE_FAIL and its batch step, which no
+    node will report any more, ends CANCELLED with it (as sacct shows it).
+    ``controller.sched.invariants`` uses it too, for a job on nodes the store lacks.
+    """
+    log.warning("event=node_fail job=%s nodes=%s", row.id, ",".join(sorted(lost)) or "none")
+    orders = [
+        AgentOrder("terminate", row.id, n, row.restarts)
+        for n in split_list(row.nodes)
+        if n not in lost
+    ]
+    if row.requeue:
+        _requeue(s, row, now, delay)
+    else:
+        row.state, row.reason, row.end_time = "NODE_FAIL", reasons.NODE_DOWN, now
+        end_batch_step(s, row, now)
+    return orders
+
+
+def end_batch_step(s: Session, row: JobRow, now: float) -> None:
+    """Job ``row`` ended and its batch host will never report: its open batch step ends
+    CANCELLED now (sacct stops showing it RUNNING; a late report is a duplicate)."""
+    step = s.get(StepRow, (row.id, "batch"))
+    if step is not None and step.end_time is None:
+        step.state, step.end_time = "CANCELLED", max(now, step.start_time or now)
 
 
 def _requeue(s, row: JobRow, now: float, delay: int) -> None:  # type: ignore[no-untyped-def]

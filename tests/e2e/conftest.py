@@ -5,6 +5,13 @@ n1 and n2 with 2 CPUs, 4000 MB and 2 GPUs each, partitions ``debug``
 (default) and ``long``, ``DefMemPerCPU=1000``), so commands can be compared
 with ``golden/slurm-22.05``.  Daemons are started by ``slurmlite cluster up``
 and stopped by PID in the fixture's finaliser, even when tests fail.
+
+After every test, ``invariants_hold`` reads the store of each cluster the
+test used (any fixture value with a ``conf`` slurm.conf: ``Cluster`` and the
+files' own cluster objects) and fails the test with the violations of the
+store's invariants (``controller.sched.invariants``), read-only and without
+a daemon of its own.  The rules hold at every committed moment, so a test
+that ends with a job still running or completing passes.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ from typing import Any
 import pytest
 
 from cli.localcluster import ClusterSpec, down, up
+from controller.sched.invariants import check
+from controller.store.db import Database
+from slurmlite.config import load_config
 
 BIN = Path(sys.executable).parent
 
@@ -129,6 +139,35 @@ def cluster():
         extra_partitions=("long Nodes=ALL MaxTime=UNLIMITED State=UP PriorityJobFactor=10",),
     ) as c:
         yield c
+
+
+def store_violations(conf: Path) -> list[str]:
+    """The invariants broken in the store of the cluster that ``conf`` describes, one line each."""
+    cfg = load_config(str(conf))
+    db = Database(cfg.store_url)
+    try:
+        return [v.line() for v in check(db, cfg, time.time()).violations]
+    finally:
+        db.close()
+
+
+@pytest.fixture(autouse=True)
+def invariants_hold(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After the test: the stores of the clusters it used keep their invariants."""
+    yield
+    confs: dict[Path, str] = {}
+    for name in request.fixturenames:
+        if name in ("request", "invariants_hold"):
+            continue
+        try:
+            value = request.getfixturevalue(name)  # set up already: its cached value
+        except Exception:  # a fixture that failed or was skipped: nothing to check
+            continue
+        conf = getattr(value, "conf", None)
+        if isinstance(conf, Path) and conf.is_file():
+            confs.setdefault(conf, name)
+    found = [f"{name}: {line}" for conf, name in confs.items() for line in store_violations(conf)]
+    assert not found, "store invariants broken:\n" + "\n".join(found)
 
 
 @pytest.fixture
