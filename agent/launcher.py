@@ -98,6 +98,7 @@ from agent.wrapper import (
 from slurmlite.clock import Clock, monotonic_clock, system_clock
 from slurmlite.filepattern import resolve_output
 from slurmlite.protocol import LaunchSpec
+from slurmlite.scriptbytes import stored_bytes
 
 __all__ = [
     "LAUNCH_FAILED_REASON",
@@ -343,7 +344,7 @@ class Launcher(Supervisor):
     ) -> Path:
         path = job_dir / "script"
         with os.fdopen(fresh_file(path, 0o700, owner, uid), "wb") as f:
-            f.write(spec.script.encode())
+            f.write(stored_bytes(spec.script))  # byte for byte as submitted
         return path
 
     @staticmethod

@@ -362,6 +362,8 @@ def _error_from(status: int, payload: Any) -> SlurmError:
             return SlurmError(int(body["errno"]), body.get("detail"))
     if status == 401:
         return SlurmError(errors.ESLURM_AUTH_CRED_INVALID)
+    if status == 422 and isinstance(payload, dict) and isinstance(payload.get("message"), str):
+        return SlurmError(errors.SLURM_ERROR, payload["message"])  # the controller's plain words
     if status == 422:
         return SlurmError(errors.SLURM_ERROR, f"request rejected by the controller: {payload}")
     text = payload.get("detail") if isinstance(payload, dict) else None

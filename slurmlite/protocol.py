@@ -141,6 +141,9 @@ class JobSubmit:
     warn_signal: int | None = None
     warn_time: int = 0
     warn_batch: bool = False
+    # None: ``script`` is the script's text; "base64": its bytes in base64, for a script
+    # that is not UTF-8 (slurmlite.scriptbytes)
+    script_encoding: str | None = None
 
 
 @dataclass
@@ -419,7 +422,7 @@ class LaunchSpec:
     uid: int
     gid: int
     user: str
-    script: str
+    script: str  # the stored form (slurmlite.scriptbytes): text, or a marker and base64
     work_dir: str
     environment: dict[str, str]  # the final environment, built by the controller
     std_out: str  # expanded path, absolute

@@ -437,7 +437,7 @@ def _finish(
         raise sbatch_error(str(exc), TOO_LONG) from None
     command.warnings.extend(f"{PROG}: error: {w}" for w in export_warnings)
     submit: dict[str, Any] = dict(
-        script=script.text,
+        script=script.wire[0],
         name=str(get("job_name") or script.default_name),
         work_dir=str(get("chdir") or cwd),
         submit_dir=cwd,
@@ -454,6 +454,8 @@ def _finish(
         **geometry,
         **gpu,
     )
+    if script.wire[1] is not None:  # not UTF-8: the bytes in base64
+        submit["script_encoding"] = script.wire[1]
     for key, attr in COPIED.items():
         if get(key) is not None:
             submit[attr] = get(key)

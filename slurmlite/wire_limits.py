@@ -90,6 +90,35 @@ RANGES: dict[str, tuple[int, int]] = {
 }
 
 
+# text fields that take one of a few words; anything else is a 422 naming the field
+JOB_STATE_FILTERS = (
+    "PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT",
+    "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY",
+    "COMPLETING", "CONFIGURING", "STAGE_OUT", "REQUEUE", "REQUEUE_HOLD", "SPECIAL_EXIT",
+    "RESIZING", "SIGNALING", "STOPPED", "REVOKED",
+)  # fmt: skip
+CHOICES: dict[str, tuple[str, ...]] = {
+    "open_mode": ("truncate", "append"),
+    "script_encoding": ("base64",),
+    "states": JOB_STATE_FILTERS,  # scancel --state (long names, as scancel sends them)
+}
+
+
+def bad_choice(obj: Any) -> tuple[str, str] | None:
+    """(field, message) of the first field of ``obj`` outside its ``CHOICES``, or None.
+
+    ``JobSubmit(..., open_mode="junk")`` -> ``("open_mode", "open_mode must be one of
+    truncate, append, not 'junk'")``."""
+    for name, allowed in CHOICES.items():
+        value = getattr(obj, name, None)
+        if value is None:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if item not in allowed:
+                return name, f"{name} must be one of {', '.join(allowed)}, not {item!r:.80}"
+    return None
+
+
 def bounds(field: str) -> tuple[int, int]:
     """The inclusive range of integer field ``field`` (a signed 32-bit value by default)."""
     return RANGES.get(field, SIGNED)

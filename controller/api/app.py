@@ -20,6 +20,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from controller.api import (
+    problems,
     routes_accounts,
     routes_auth,
     routes_check,
@@ -73,6 +74,8 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
     app.include_router(routes_cluster.node_router, dependencies=[Depends(get_node)])
 
     app.add_middleware(BodyLimit, limits={("POST", "/v1/jobs"): MAX_SUBMIT_BODY})
+
+    problems.install(app)  # a 422 names the fields in plain words
 
     @app.exception_handler(SlurmError)
     async def slurm_error(_request: Request, exc: SlurmError) -> JSONResponse:

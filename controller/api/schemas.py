@@ -10,8 +10,9 @@ defaults), so FastAPI validates requests, documents every route in
 Create schemas (requests) and read schemas (responses) are distinct models,
 as they are distinct dataclasses.  A request model also carries what each
 value may be (``slurmlite.wire_limits``): integers within their field's
-range, finite floats, text without NUL characters -- anything else is a 422
-naming the field, never a value that fails later in the store (HTTP 500).
+range, finite floats, text without NUL characters, one of its words for a
+field with a closed vocabulary (``wire_limits.CHOICES``: ``open_mode``,
+``script_encoding``, scancel's ``states``) -- anything else is a 422 naming the field, never a value that fails later in the store (HTTP 500).
 Answer models (``ANSWERS``) carry no such limits: the controller's own
 values are not checked twice, and a check failing there would be a 500.
 """
@@ -25,7 +26,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 
 from slurmlite import protocol as p
-from slurmlite.wire_limits import bounds, no_nul
+from slurmlite.wire_limits import CHOICES, bounds, no_nul
 
 _cache: dict[type, type[BaseModel]] = {}
 
@@ -80,7 +81,7 @@ def _swap(tp: Any, limit: str | None) -> Any:
     if limit is not None and tp is float:
         return Annotated[float, Field(allow_inf_nan=False)]
     if limit is not None and tp is str:
-        return NoNul
+        return typing.Literal[CHOICES[limit]] if limit in CHOICES else NoNul  # type: ignore[valid-type]
     args = typing.get_args(tp)
     if not args:
         return tp

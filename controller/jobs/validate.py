@@ -18,7 +18,9 @@ What is checked here, in Slurm's order and with Slurm's error codes
 0. every value can be stored (``slurmlite.wire_limits``: numbers within
    their field's range, no NUL character in text; ``--nice=2**40`` ->
    "Invalid --nice value"), and the job's CPU count too;
-   then the sizes (``check_limits``): script at most 4 MiB, name and the
+   a script is bytes (``slurmlite.scriptbytes``: UTF-8 text, or base64 with
+   ``script_encoding="base64"``), any byte but NUL; then the sizes
+   (``check_limits``): script at most 4 MiB of bytes, name and the
    like 1024 bytes, comment 64 KiB, paths 4096, the environment within
    ``slurmlite.batchscript``'s limits -> ESLURM_PATHNAME_TOO_LONG (HTTP 400);
 
@@ -62,6 +64,7 @@ from slurmlite.protocol import JobSubmit
 from slurmlite.scheduler.feasibility import Rejection, check_submit
 from slurmlite.scheduler.priority import initial_priority
 from slurmlite.scheduler.snapshot import NodeView, PartitionView, Policy
+from slurmlite.scriptbytes import NUL_MESSAGE, ScriptEncodingError, stored_form, wire_bytes
 from slurmlite.wire_limits import INT32_MAX, first_problem
 
 if TYPE_CHECKING:
@@ -88,14 +91,33 @@ _RANGE_ERRORS = {
 
 
 def check_storable(req: JobSubmit) -> None:
-    """``SlurmError`` unless every value of ``req``, and its CPU count, fits the store."""
+    """``SlurmError`` unless every value of ``req``, and its CPU count, fits the store.
+
+    A script with a NUL byte, as text or in base64, is refused with sbatch's words;
+    a node range whose maximum is below its minimum with Slurm's ESLURM_INVALID_NODE_COUNT."""
     problem = first_problem(req)
     if problem is not None:
         field, why = problem
+        if field == "script":
+            why = NUL_MESSAGE
         raise SlurmError(_RANGE_ERRORS.get(field, errors.SLURM_UNEXPECTED_MSG_ERROR), why)
+    if req.script_encoding is not None and b"\0" in _script_bytes(req):
+        raise SlurmError(errors.SLURM_UNEXPECTED_MSG_ERROR, NUL_MESSAGE)
+    if req.nodes_max is not None and req.nodes_min is not None and req.nodes_max < req.nodes_min:
+        raise SlurmError(
+            errors.ESLURM_INVALID_NODE_COUNT,
+            f"nodes_max={req.nodes_max} is below nodes_min={req.nodes_min}",
+        )
     tasks = req.ntasks or (req.nodes_min or 1) * (req.ntasks_per_node or 1)
     if tasks * (req.cpus_per_task or 1) > INT32_MAX:
         raise SlurmError(errors.ESLURM_TOO_MANY_REQUESTED_CPUS, f"over {INT32_MAX} CPUs")
+
+
+def _script_bytes(req: JobSubmit) -> bytes:
+    try:
+        return wire_bytes(req.script, req.script_encoding)
+    except ScriptEncodingError as exc:
+        raise SlurmError(errors.SLURM_UNEXPECTED_MSG_ERROR, str(exc)) from None
 
 
 @dataclass
@@ -317,7 +339,7 @@ class SubmitValidator:
             warn_time=req.warn_time,
             warn_batch=req.warn_batch,
             warned_run=None,
-            script=req.script,
+            script=stored_form(req.script, req.script_encoding),  # text, or marker + base64
             environment=json.dumps(req.environment),
             echo_env=json.dumps(req.echo_env),
             export=req.export,
@@ -360,7 +382,7 @@ def check_limits(req: JobSubmit) -> None:
     environment (empty name, ``=`` or NUL in it) -> ``SLURM_UNEXPECTED_MSG_ERROR``
     (also 400)."""
     try:
-        check_script_size(req.script)
+        check_script_size(req.script if req.script_encoding is None else _script_bytes(req))
         texts = {
             "job name": req.name,
             "partition": req.partition,

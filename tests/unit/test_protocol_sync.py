@@ -7,6 +7,7 @@ import typing
 
 from controller.api.schemas import WIRE_DATACLASSES, mirror
 from slurmlite import protocol as p
+from slurmlite.wire_limits import CHOICES
 
 
 def test_every_wire_dataclass_has_a_mirror_with_the_same_fields_and_defaults():
@@ -27,7 +28,7 @@ def test_all_protocol_dataclasses_used_on_the_wire_are_listed():
     assert defined - set(WIRE_DATACLASSES) == {p.LaunchSpec, p.SignalSpec}
 
 
-def _example(tp):  # a value of the given type, to push through the model
+def _example(tp, name=""):  # a value of the given type, to push through the model
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if tp is int:
@@ -37,16 +38,16 @@ def _example(tp):  # a value of the given type, to push through the model
     if tp is bool:
         return True
     if tp is str:
-        return "x"
+        return CHOICES[name][0] if name in CHOICES else "x"  # a closed vocabulary: one of its words
     if origin is list:
-        return [_example(args[0])]
+        return [_example(args[0], name)]
     if origin is dict:
         return {"k": _example(args[1])}
     if args and type(None) in args:
-        return _example(next(a for a in args if a is not type(None)))
+        return _example(next(a for a in args if a is not type(None)), name)
     if dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
-        return {f.name: _example(hints[f.name]) for f in dataclasses.fields(tp)}
+        return {f.name: _example(hints[f.name], f.name) for f in dataclasses.fields(tp)}
     raise AssertionError(f"no example for {tp}")
 
 

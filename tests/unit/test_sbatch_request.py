@@ -302,7 +302,11 @@ def test_script_is_read_at_submit_time(tmp_path):
         ),
         (
             b"#!/bin/sh\necho \0\n",
-            ["Batch script contains a NUL character ('\\0'), which the controller refuses."],
+            # Slurm 22.05's words (src/sbatch/sbatch.c)
+            [
+                "The Slurm controller does not allow scripts that",
+                "contain a NULL character '\\0'.",
+            ],
         ),
     ],
 )
