@@ -19,6 +19,7 @@ from controller.accounting.accounts import Accounts
 from controller.accounting.priorities import PriorityService
 from controller.auth.authenticate import Authenticator
 from controller.auth.callers import AdminPolicy, Caller
+from controller.jobs.retention import Retention
 from controller.jobs.service import JobService
 from controller.jobs.validate import SubmitValidator
 from controller.nodes.agent_client import AgentClient, HttpAgentClient, Signer
@@ -77,6 +78,8 @@ class Controller:
         self.loop = SchedulerLoop(self.sched, agents or HttpAgentClient(self.signer))
         self._authenticator: Authenticator | None = None
         self._task: asyncio.Task[None] | None = None
+        self.retention = Retention(self.db, lambda: self.cfg, clock)  # PurgeJobAfter
+        self._purging: asyncio.Task[None] | None = None
         self.started = clock()
 
     @property
@@ -157,8 +160,12 @@ class Controller:
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self.loop.run())
+        self._purging = asyncio.create_task(self.retention.loop())
 
     async def stop(self) -> None:
+        self.retention.stopped = True
+        if self._purging is not None:
+            self._purging.cancel()
         self.loop.stop()
         if self._task is not None:
             await self._task
