@@ -190,13 +190,12 @@ def _from_store(db: Database, q: JobQuery, cutoff: float, with_steps: bool) -> l
         sel = sel.where(TABLE.c.name.in_(q.names))
     if q.partitions:
         sel = sel.where(TABLE.c.partition.in_(q.partitions))
-    if q.accounting:
-        sel = _window_where(sel, q.start, q.end)
+    parts = _window(sel, q.start, q.end) if q.accounting else [sel]
     with db.read() as s:
         conn = s.connection()
         # id order made here: ORDER BY id would make SQLite scan the table instead of
-        # using the indexes of the window's OR (live_cache._load says the same)
-        rows = sorted(conn.execute(sel), key=lambda r: r[0])
+        # using the indexes of the OR (live_cache._load says the same)
+        rows = sorted((r for part in parts for r in conn.execute(part)), key=lambda r: r[0])
         steps: dict[int, list[Any]] = {}
         if with_steps and rows:
             ids = [r[0] for r in rows]
@@ -212,19 +211,21 @@ def _from_store(db: Database, q: JobQuery, cutoff: float, with_steps: bool) -> l
     return [Live((*r, _sorted_steps(steps.get(r[0], [])))) for r in rows]
 
 
-def _window_where(sel: Any, start: float | None, end: float | None) -> Any:
-    """sacct's window (``_in_window``) as SQL, so the store reads only the jobs it can list.
+def _window(sel: Any, start: float | None, end: float | None) -> list[Any]:
+    """sacct's window (``_in_window``) as SQL: the queries whose rows, together, it can list.
 
-    ``end_time IS NULL OR end_time >= start`` is answered from the ``end_time``
-    indexes (``ix_jobs_user_end_time`` when a user is named): today's sacct
-    over two years of history reads today's rows, not every row of the user.
-    ``_in_window`` still runs on what comes back; both say the same thing.
+    Not ended before ``start`` is two disjoint queries, ``end_time IS NULL``
+    and ``end_time >= start``: each is one range of ``ix_jobs_user_end_time``
+    when users are named (of ``ix_jobs_end_time`` when not), where one OR
+    would read every index entry of the user.  So today's sacct over two
+    years of history reads today's rows.  ``_in_window`` still runs on what
+    comes back; both say the same thing.
     """
-    if start is not None:
-        sel = sel.where(TABLE.c.end_time.is_(None) | (TABLE.c.end_time >= start))
     if end is not None:
         sel = sel.where(TABLE.c.submit_time <= end)
-    return sel
+    if start is None:
+        return [sel]
+    return [sel.where(TABLE.c.end_time.is_(None)), sel.where(TABLE.c.end_time >= start)]
 
 
 def _sorted_steps(steps: list[Any]) -> list[dict[str, Any]]:
