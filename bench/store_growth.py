@@ -295,7 +295,7 @@ def purge_batches(url: str, directory: Path, now: float, log: Callable[[str], No
 def growth(quick: bool, log: Callable[[str], None]) -> list[Figure]:
     """``bench.run``'s small version: 2,000 / 20,000 rows, SQLite, after only."""
     rows = 2_000 if quick else 20_000
-    cols = run(rows, False, 3 if quick else 10, False, log)
+    cols = run(rows, False, 3 if quick else 5, False, log)
     after, empty = cols[f"{rows:,} after"], cols["empty"]
     how = f"{rows:,} finished jobs + {LIVE} pending in SQLite; median (bench.store_growth)"
     figs = []

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import click
 
+from cli.slurmlite_archive import archive
 from cli.slurmlite_explain import explain
 from cli.slurmlite_keys import keys
 
@@ -130,6 +131,7 @@ def keygen(path: Path) -> None:
 
 main.add_command(keys)
 main.add_command(explain)
+main.add_command(archive)
 
 if __name__ == "__main__":
     main()

@@ -139,3 +139,22 @@ def test_the_history_index_exists_after_migration(store):
     indexes = {i["name"]: i["column_names"] for i in inspect(store.engine).get_indexes("jobs")}
     assert indexes["ix_jobs_user_end_time"] == ["user", "end_time"]
     assert indexes["ix_jobs_end_time"] == ["end_time"]  # the purge walks it from the oldest
+
+
+def test_slurmlite_archive_show_prints_the_archived_jobs_and_steps(store, tmp_path):
+    from click.testing import CliRunner
+
+    from cli.slurmlite import main
+
+    done = _retention(store, tmp_path).run()
+    assert done is not None and done.archive is not None
+    out = CliRunner().invoke(main, ["archive", "show", str(done.archive)])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[0].split() == ["JobID", "JobName", "Partition", "Account", "User", "State",
+                                "ExitCode", "Start", "End"]  # fmt: skip
+    assert [line.split()[0] for line in lines[2:]] == ["1", "1.batch", "2", "2.batch"]
+    assert lines[2].split()[:6] == ["1", "j1", "debug", "default", "alice", "COMPLETED"]
+    assert lines[4].split()[-1] == "2026-03-05T12:00:01"  # job 2 ended at OLD + 1 (UTC)
+    jobs = CliRunner().invoke(main, ["archive", "show", "-X", str(done.archive)])
+    assert [line.split()[0] for line in jobs.output.splitlines()[2:]] == ["1", "2"]
