@@ -158,3 +158,32 @@ def test_slurmlite_archive_show_prints_the_archived_jobs_and_steps(store, tmp_pa
     assert lines[4].split()[-1] == "2026-03-05T12:00:01"  # job 2 ended at OLD + 1 (UTC)
     jobs = CliRunner().invoke(main, ["archive", "show", "-X", str(done.archive)])
     assert [line.split()[0] for line in jobs.output.splitlines()[2:]] == ["1", "2"]
+
+
+def test_the_controller_purges_at_start(tmp_path, store_url):
+    import asyncio
+
+    from controller.context import Controller
+    from tests.api.conftest import CONF, KEY
+    from tests.recording_agents import RecordingAgentClient
+
+    text = CONF.format(dir=tmp_path) + "PurgeJobAfter=1days\nArchiveJobs=no\n"
+    cfg = parse_config(text, path=str(tmp_path / "slurm.conf"))
+    db = Database(store_url)
+    with db.write_rows() as conn:  # ended 10 days before the controller's clock; one running
+        conn.execute(insert(JobRow.__table__), [_job(1, "COMPLETED", NOW - 10 * 86400),
+                                                _job(2, "RUNNING", None)])  # fmt: skip
+    ctl = Controller(cfg, KEY, db=db, agents=RecordingAgentClient(), clock=lambda: NOW)
+
+    async def start_then_stop() -> None:
+        await ctl.start()
+        try:
+            for _ in range(200):  # up to 10 s: the first run starts at once
+                if _ids(db) == [2]:
+                    return
+                await asyncio.sleep(0.05)
+        finally:
+            await ctl.stop()
+
+    asyncio.run(start_then_stop())
+    assert _ids(db) == [2]
