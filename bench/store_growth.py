@@ -20,7 +20,7 @@ wall clock, median of ``--runs``), and the controller's answer alone (the
 same request on a kept-alive ``ControllerClient``: no Python start-up).
 Three stores are measured: the live jobs alone ("empty"), the history
 before migration 0010 (the store created at revision 0006 and the
-controller started with migrations off: ``--serve-at-0006``), and the same
+controller started with migrations off: ``bench.serve_at_0006``), and the same
 store after ``Database()`` migrated it (the index build is timed too).
 ``--pg`` does the same on a throwaway PostgreSQL (``tests.pg``, tuned for
 throwaway data: fsync off); building its million rows takes minutes.
@@ -99,7 +99,7 @@ def controller(site: Site, migrate: bool = True) -> Iterator[tuple[subprocess.Po
     """A controller on ``site``: (process, ms from its start to the first squeue answer)."""
     argv = ["-m", "controller.main", "-D", "-f", str(site.conf)]
     if not migrate:
-        argv = ["-m", "bench.store_growth", "--serve-at-0006", str(site.conf)]
+        argv = ["-m", "bench.serve_at_0006", str(site.conf)]
     log = open(site.directory / "log" / "slurmctld.out", "ab")
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, *argv], stdout=log, stderr=log,
@@ -308,21 +308,8 @@ def growth(quick: bool, log: Callable[[str], None]) -> list[Figure]:
     return figs
 
 
-def serve_at_0006(conf: str) -> None:
-    """The controller without migrations: measures a store left at revision 0006."""
-    import controller.store.db as db
-
-    db.upgrade = lambda engine: None  # type: ignore[assignment]
-    from controller.main import main
-
-    main(["-D", "-f", conf])
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--serve-at-0006"]:
-        serve_at_0006(argv[1])
-        return 0
     p = argparse.ArgumentParser(prog="python -m bench.store_growth", description=__doc__)
     p.add_argument("--rows", type=int, default=1_000_000, help="finished jobs (1,000,000)")
     p.add_argument("--pg", action="store_true", help="PostgreSQL instead of SQLite")
