@@ -11,6 +11,8 @@ Benchmarks, cheapest first (``--only`` takes these names)::
     schedpass   one full scheduling pass (priorities, main pass, backfill) over 1,000 nodes,
                 2,000 running and 1,000 / 10,000 / 100,000 pending jobs, no daemons
     wakeup      submission -> scheduling pass start, the real loop of an in-process controller
+    growth      controller start, squeue, sacct -j, today's sacct on a store with 20,000
+                finished jobs (``python -m bench.store_growth`` for 1,000,000 and PostgreSQL)
 
 Each prints its figures, with how they were measured and what real Slurm
 22.05 measured on this kind of machine (the issue's reference); the summary
@@ -43,6 +45,7 @@ from bench.common import Figure
 from bench.latency import latency
 from bench.schedpass import schedpass
 from bench.steps import steps
+from bench.store_growth import growth
 from bench.throughput import api, end_to_end
 from bench.wakeup import wakeup
 
@@ -57,6 +60,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "queue": queue,
     "schedpass": schedpass,
     "wakeup": wakeup,
+    "growth": growth,
 }
 
 # figure key -> the Slurm 22.05 column of the summary table
@@ -77,6 +81,10 @@ REFERENCE = {
     "schedpass-100k": "-",
     "wakeup-100": "3 s (batch_sched_delay)",
     "wakeup-1000": "3 s (batch_sched_delay)",
+    "growth-start": "-",
+    "growth-sacct-j": "-",
+    "growth-sacct-user": "-",
+    "growth-squeue": "-",
 }
 
 

@@ -18,6 +18,10 @@ Which jobs (spec §8.3, facts from slurmdbd's job query):
   ``-j``: submitted before the end); with ``-s`` it must have been in that
   state during the window (finished states: ended inside it).
 
+The store is asked for no more than that can show: the ``-j`` job ids and,
+without ``-s``, jobs not ended before the window's start (so today's sacct
+reads today's rows of a years-long history); the rules above then run here.
+
 Rows come in submit-time order (then array id, task id, job id).  A job the
 store does not know gives just the header, exit 0.
 """
@@ -367,7 +371,10 @@ def run(argv: Sequence[str]) -> int:
         sel.names = {n.lower() for n in names}
     try:
         jobs = client.get_accounting(
-            users=server_users, names=sorted(sel.names) if sel.names else None
+            job_ids=sorted({s.job_id for s in selectors}) or None,
+            users=server_users,
+            names=sorted(sel.names) if sel.names else None,
+            start=_store_start(sel),
         )
     except SlurmError as exc:
         raise CommandLineError([f"{PROG}: error: Problem talking to the database: {exc}"]) from None
@@ -383,6 +390,12 @@ def run(argv: Sequence[str]) -> int:
             lines.append(af.render_row(columns, af.row_values(columns, job, step, ctx), style))
     sys.stdout.write("".join(line + "\n" for line in lines))
     return 0
+
+
+def _store_start(sel: Selection) -> float | None:
+    """The start the store may filter on: it returns jobs not ended before it, a superset
+    of what ``select`` keeps without ``-s`` (with ``-s``, a state's own rule decides)."""
+    return sel.start if sel.start and not sel.states else None
 
 
 def _choose_users(opts: ParsedOptions, sel: Selection, has_jobs: bool) -> list[str] | None:

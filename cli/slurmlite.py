@@ -24,6 +24,7 @@ from pathlib import Path
 
 import click
 
+from cli.slurmlite_archive import archive
 from cli.slurmlite_check import check
 from cli.slurmlite_explain import explain
 from cli.slurmlite_keys import keys
@@ -133,6 +134,7 @@ def keygen(path: Path) -> None:
 main.add_command(keys)
 main.add_command(explain)
 main.add_command(check)
+main.add_command(archive)
 
 if __name__ == "__main__":
     main()

@@ -27,6 +27,7 @@ from controller.accounting.accounts import Accounts
 from controller.accounting.priorities import PriorityService
 from controller.auth.authenticate import Authenticator
 from controller.auth.callers import AdminPolicy, Caller
+from controller.jobs.retention import Retention
 from controller.jobs.service import JobService
 from controller.jobs.validate import SubmitValidator
 from controller.nodes.agent_client import AgentClient, HttpAgentClient, Signer
@@ -95,6 +96,8 @@ class Controller:
         self._authenticator: Authenticator | None = None
         self._task: asyncio.Task[None] | None = None
         self._sending: set[asyncio.Task[Any]] = set()  # orders of a repair, on their way
+        self.retention = Retention(self.db, lambda: self.cfg, clock)  # PurgeJobAfter
+        self._purging: asyncio.Task[None] | None = None
         self.started = clock()
 
     @property
@@ -188,8 +191,12 @@ class Controller:
     async def start(self) -> None:
         self.send(await asyncio.to_thread(self.check, True))  # before the first pass
         self._task = asyncio.create_task(self.loop.run())
+        self._purging = asyncio.create_task(self.retention.loop())
 
     async def stop(self) -> None:
+        self.retention.stopped = True
+        if self._purging is not None:
+            self._purging.cancel()
         self.loop.stop()
         if self._task is not None:
             await self._task

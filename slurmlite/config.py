@@ -56,6 +56,7 @@ from slurmlite.conftext import (
 )
 from slurmlite.conftext import read_file as _read_file
 from slurmlite.gresconf import GresConf, autodetect_for_node, gres_for_node, parse_gres_spec
+from slurmlite.retention import Purge, parse_purge
 
 __all__ = ["Config", "ConfigError", "GresConf", "NodeConf", "PartitionConf", "autodetect_for_node",
            "gres_for_node", "load_config", "parse_config"]  # fmt: skip
@@ -180,6 +181,10 @@ class Config:
     priority_usage_reset_period: str = _key("PriorityUsageResetPeriod", "reset", "NONE")
     fairshare_dampening_factor: int = _key("FairShareDampeningFactor", "pos", 1)
     accounting_storage_enforce: list[str] = _key("AccountingStorageEnforce", "list", factory=list)
+    # retention (slurmdbd.conf's keys; slurmlite/retention.py): None keeps every job forever
+    purge_job_after: Purge | None = _key("PurgeJobAfter", "purge", None)
+    archive_jobs: bool = _key("ArchiveJobs", "bool", False)
+    archive_dir: str = _key("ArchiveDir", "path", "/tmp")
     # slurmlite extensions; "" = derived in pass two (see module docstring)
     store_url: str = _key("SlurmliteStoreURL", "str", "")
     socket_path: str = _key("SlurmliteSocket", "path", "")
@@ -280,6 +285,11 @@ def convert(kind: str, value: str, key: str, where: str) -> Any:
         except ValueError:
             pass
         raise bad
+    if kind == "purge":  # PurgeJobAfter=12month (slurmdbd.conf(5)): Slurm's message, then ours
+        try:
+            return parse_purge(value)
+        except ValueError as e:
+            raise ConfigError(f'{where}: Bad value "{value}" for {key}: {e}') from None
     if kind == "ports":  # "6818" or "[17001-17004]": one port per node, in order
         return [convert("port", port, key, where) for port in _hosts(value, key, where)]
     lo, hi = _INT_KINDS[kind]

@@ -76,7 +76,9 @@ class Reconciler:
             q = select(JobRow).where(
                 JobRow.batch_host == node,
                 JobRow.allocation.is_(False),  # srun/salloc jobs: nothing runs unless steps do
-                (JobRow.state == "RUNNING") | JobRow.flags.like("%COMPLETING%"),
+                # flags > '': an index range first, so the OR is two index searches, not a scan
+                (JobRow.state == "RUNNING")
+                | ((JobRow.flags > "") & JobRow.flags.like("%COMPLETING%")),
             )
             rows = [(row.id, row.restarts) for row in s.scalars(q)]
             strays = []

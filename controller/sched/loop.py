@@ -195,7 +195,8 @@ class SchedulerLoop:
             return orders
         delay = int(self.parts.cfg.scheduler_parameters.get("requeue_delay", 120))
         with self.parts.db.write() as s:
-            for row in s.scalars(select(JobRow).where(JobRow.flags.like("%COMPLETING%"))):
+            completing = (JobRow.flags > "") & JobRow.flags.like("%COMPLETING%")  # index range
+            for row in s.scalars(select(JobRow).where(completing)):
                 if row.batch_host in down or vanished_here(row, vanished):
                     # nobody is left to report the end: release what the job held
                     row.flags = drop_flag(row.flags, "COMPLETING")

@@ -41,7 +41,7 @@ while the migrated schema and these classes differ.
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Boolean, Float, Integer, String, Text, false
+from sqlalchemy import BigInteger, Boolean, Float, Index, Integer, String, Text, false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -51,6 +51,8 @@ class Base(DeclarativeBase):
 
 class JobRow(Base):
     __tablename__ = "jobs"
+    # sacct's default listing: a user's jobs not ended before a time (migration 0010)
+    __table_args__ = (Index("ix_jobs_user_end_time", "user", "end_time"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     name: Mapped[str] = mapped_column(Text)
