@@ -15,6 +15,7 @@ resources free.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,6 +51,7 @@ SubmitOutcome = tuple[int, str | None] | Exception
 _Accepted = tuple[int, Caller, JobSubmit, SubmitPlan]  # (index in the batch, ...)
 _Numbered = tuple[int, int, JobSubmit, SubmitPlan, dict[str, Any]]  # (index, job id, ...)
 
+log = logging.getLogger("slurmctld.jobs")
 _JOBS = JobRow.__table__
 _META = MetaRow.__table__
 # the reasons a pending job keeps when it is cancelled (any other becomes None)
@@ -194,6 +196,10 @@ class JobService:
                 accepted = [one for one in accepted if one not in late]
                 for i, caller, _req, _plan in late:  # its key's answer if stored, else refused
                     key = tries[i].key  # type: ignore[union-attr]
+                    when = tries[i].deadline  # type: ignore[union-attr]
+                    log.info(
+                        "event=submit_too_late uid=%d deadline=%.3f now=%.3f", caller.uid, when, now
+                    )
                     refusal = submit_keys.late_refusal()
                     outcomes[i] = submit_keys.answer_or(s, caller.uid, key, refusal)
                 if not accepted:
