@@ -19,6 +19,17 @@ Slurm's do, e.g.::
 Errors come back as ``SlurmError`` with Slurm's code and message, e.g.
 ``SlurmError(ESLURM_INVALID_JOB_ID)`` -> "Invalid job id specified".
 
+Waiting: a request has ``MessageTimeout`` seconds (slurm.conf, default 10,
+as Slurm) in all.  Within them a connect failure (refused, no socket: the
+controller is restarting) is retried with short pauses, since nothing was
+sent; a lost reply (timeout, reset) is retried only where that is safe: a
+``GET``, and a submission, which carries its idempotency key and deadline
+(``slurmlite.idempotency`` explains why it can never make two jobs).  Then
+the request fails with Slurm's words: ``Unable to contact slurm controller
+(connect failure)`` when nobody answered the door, ``Socket timed out on
+send/recv operation`` when the controller took the request and never
+answered.
+
 Start-up is most of a command's time, so this module builds none of the
 wire dataclasses of :mod:`slurmlite.protocol` (importing ``dataclasses``
 and defining them costs a command more than its request): answers come
@@ -33,12 +44,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from urllib.parse import urlencode
 
 from cli.connection import TcpConnection, UnixConnection
 from slurmlite import errors
 from slurmlite.conftext import ClientSettings, ConfigError, client_settings
 from slurmlite.errors import SlurmError
+from slurmlite.idempotency import DEADLINE_HEADER, KEY_HEADER, LAST_TRY, MIN_SUBMIT_WAIT, new_key
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
 if TYPE_CHECKING:  # strings, so only type checkers need these names
@@ -91,12 +104,13 @@ class ControllerClient:
         self,
         config: ClientSettings,
         prog: str = "slurmlite",
-        timeout: float = 60.0,
+        timeout: float | None = None,
         token: str | None = None,
     ) -> None:
         """``config``: anything with ``path``, ``socket_path`` and ``cluster_name`` (a full
         ``slurmlite.config.Config`` will do).  ``token``: a JSON Web Token (``SLURM_JWT``);
-        with one, requests go over TCP and carry it.
+        with one, requests go over TCP and carry it.  ``timeout``: seconds a request may
+        take in all, retries included (default: the config's ``MessageTimeout``).
 
         Which way (decided at the first request): the Unix socket when it answers
         (the controller's host; the kernel says who we are), else TCP to
@@ -106,6 +120,8 @@ class ControllerClient:
         self.config = config
         self.prog = prog
         self.token = (token or "").strip() or None
+        if timeout is None:
+            timeout = float(getattr(config, "message_timeout", 10))
         self._timeout = timeout
         self._conn: UnixConnection = UnixConnection(config.socket_path, timeout)
         self._chosen = False  # the connection's kind is decided
@@ -123,7 +139,9 @@ class ControllerClient:
     # ------------------------------------------------------------ transport
 
     def _choose(self) -> None:
-        """Unix socket if it answers (and no token), else TCP with credentials, else fail."""
+        """Unix socket if it answers (and no token), else TCP with credentials; with
+        ``auth/local`` the socket is the only way (a controller not listening yet is
+        retried by ``request``)."""
         self._chosen = True
         if not self.token:
             try:
@@ -146,7 +164,7 @@ class ControllerClient:
             if auth == "auth/jwt":
                 self._auth_failed("Could not load SLURM_JWT environment variable.")
             if auth != "auth/munge":  # auth/local: the socket is the only way in
-                raise SlurmError(errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
+                return
             self._munge = True
             self._munge_socket = cfg.auth_info.get("socket") or None  # type: ignore[attr-defined]
         host, port = cfg.control_addr, cfg.slurmctld_port  # type: ignore[attr-defined]
@@ -173,8 +191,21 @@ class ControllerClient:
         raise SlurmError(errors.SLURM_PROTOCOL_AUTHENTICATION_ERROR)
 
     def request(
-        self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        query: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        retry: bool | None = None,
+        deadline: bool = False,
     ) -> Any:
+        """One request, answered within ``MessageTimeout`` or failed with Slurm's words.
+
+        ``retry``: whether a lost reply may be retried (default: only for ``GET``);
+        connect failures always are.  ``deadline``: send the moment this request
+        gives up (``X-Slurmlite-Deadline``), so the controller commits nothing later.
+        """
         if query:
             items = [
                 (k, v) for k, v in query.items() if v is not None and v != [] and v is not False
@@ -188,20 +219,7 @@ class ControllerClient:
             if flat:
                 path = f"{path}?{urlencode(flat)}"
         data = json.dumps(body).encode() if body is not None else None
-        if not self._chosen:
-            self._choose()
-        for _attempt in (0, 1):
-            headers = self._auth_headers()  # a munge credential decodes once: one per try
-            reused = self._conn.reused
-            try:
-                status, raw = self._conn.request(method, path, data, headers)
-                break
-            except (OSError, ValueError, IndexError):
-                self._conn.close()
-                # only a kept-alive connection the controller closed meanwhile is worth a
-                # second try; anything else might have reached it (never submit twice)
-                if not reused:
-                    raise SlurmError(errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR) from None
+        status, raw = self._exchange(method, path, data, headers, retry, deadline)
         try:
             payload = json.loads(raw) if raw else None
         except ValueError:
@@ -212,14 +230,85 @@ class ControllerClient:
             raise _error_from(status, payload)
         return payload
 
+    def _exchange(
+        self,
+        method: str,
+        path: str,
+        data: bytes | None,
+        extra: dict[str, str] | None,
+        retry: bool | None,
+        deadline: bool,
+    ) -> tuple[int, bytes]:
+        """Send until answered or ``MessageTimeout`` is spent; (status, body).
+
+        A retried request reads each attempt's answer until :data:`LAST_TRY`
+        seconds before giving up, then makes one last attempt (same key) with
+        what is left: a reply lost on a dead connection is fetched again while
+        the controller may still answer it.
+        """
+        retry = method == "GET" if retry is None else retry
+        wait = max(self._timeout, MIN_SUBMIT_WAIT) if deadline else self._timeout
+        give_up = time.monotonic() + wait
+        extra = dict(extra or {})
+        if deadline:
+            extra[DEADLINE_HEADER] = f"{time.time() + wait:.3f}"
+        failure = errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR
+        pause = 0.05  # between connect attempts, doubling to 0.5 s
+        self._conn.deadline = give_up
+        if not self._chosen:
+            self._choose()
+        while True:
+            now = time.monotonic()
+            if now >= give_up:
+                self._conn.close()
+                raise SlurmError(failure)
+            last = not retry or now >= give_up - LAST_TRY
+            self._conn.deadline = give_up if last else give_up - LAST_TRY
+            headers = self._auth_headers()  # a munge credential decodes once: one per try
+            if extra:
+                headers = {**(headers or {}), **extra}
+            reused = self._conn.reused
+            try:
+                self._conn.open()
+            except OSError:  # nothing was sent: wait a little and knock again
+                self._conn.close()
+                failure = errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR
+                time.sleep(max(0.0, min(pause, give_up - time.monotonic())))
+                pause = min(pause * 2, 0.5)
+                continue
+            try:
+                return self._conn.request(method, path, data, headers)
+            except (OSError, ValueError, IndexError) as e:
+                self._conn.close()
+                timed_out = isinstance(e, TimeoutError)
+                failure = (
+                    errors.SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT
+                    if timed_out
+                    else errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR
+                )
+                if retry:
+                    if not timed_out:  # reset or closed: not at once into the same wall
+                        time.sleep(max(0.0, min(0.05, give_up - time.monotonic())))
+                    continue
+                # only a kept-alive connection the controller closed meanwhile is worth a
+                # second try; anything else might have reached it (never do a thing twice)
+                if not reused or timed_out:
+                    raise SlurmError(failure) from None
+
     def close(self) -> None:
         self._conn.close()
 
     # ---------------------------------------------------------------- calls
 
-    def submit(self, req: Any) -> SubmitResult:
-        """``req``: JobSubmit fields as a dict (or a ``JobSubmit``)."""
-        return Record(self.request("POST", "/v1/jobs", _body(req)))  # type: ignore[return-value]
+    def submit(self, req: Any, key: str | None = None) -> SubmitResult:
+        """``req``: JobSubmit fields as a dict (or a ``JobSubmit``).
+
+        ``key``: the submission's idempotency key (default: a fresh one for this
+        call); every attempt of the call carries it, and the moment it gives up,
+        so a lost reply is retried without ever making a second job."""
+        headers = {KEY_HEADER: key or new_key()}
+        answer = self.request("POST", "/v1/jobs", _body(req), None, headers, True, True)
+        return Record(answer)  # type: ignore[return-value]
 
     def get_jobs(self, **filters: Any) -> list[JobInfo]:
         """Jobs as the controller shows them; filters: ``job_ids``, ``users``, ``names``,

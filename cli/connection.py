@@ -5,11 +5,18 @@ even the ``socket`` wrapper module cost a command start-up time it does not
 have (``cli/client.py`` says how much).  Keep-alive, answers framed by
 ``Content-Length`` or ``Transfer-Encoding: chunked``.  :func:`tcp_connect` is
 shared with srun's connections to the agents (``cli/agent_http.py``).
+
+A connection may carry a ``deadline`` (a ``time.monotonic()`` moment): then
+connecting, sending and every read wait only for what is left of it, so a
+request as a whole never outlives it (``TimeoutError``), however the
+controller trickles its answer.  ``ControllerClient.request`` sets it from
+``MessageTimeout``.
 """
 
 from __future__ import annotations
 
 import _socket
+import time
 
 
 def tcp_connect(host: str, port: int, timeout: float) -> _socket.socket:
@@ -44,6 +51,16 @@ class UnixConnection:
         self._sock: _socket.socket | None = None
         self._buf = b""
         self._served = 0  # answers read on this socket
+        self.deadline: float | None = None  # monotonic; None: each operation waits _timeout
+
+    def _wait(self) -> float:
+        """Seconds the next socket operation may wait (``TimeoutError`` if none is left)."""
+        if self.deadline is None:
+            return self._timeout
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("deadline passed")
+        return left
 
     @property
     def connected(self) -> bool:
@@ -63,7 +80,7 @@ class UnixConnection:
     def _connect(self) -> _socket.socket:
         # _socket, not socket: the wrapper module's enums cost ~3 ms of start-up
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        sock.settimeout(self._timeout)
+        sock.settimeout(self._wait())
         try:
             sock.connect(self._path)
         except OSError:
@@ -87,6 +104,7 @@ class UnixConnection:
             head += "Content-Type: application/json\r\n"
         for key, value in (headers or {}).items():
             head += f"{key}: {value}\r\n"
+        self._sock.settimeout(self._wait())
         self._sock.sendall(head.encode() + b"\r\n" + data)
         status_line, answer_headers = self._read_head()
         status = int(status_line.split(b" ", 2)[1])
@@ -101,6 +119,8 @@ class UnixConnection:
 
     def _fill(self) -> None:
         assert self._sock is not None
+        if self.deadline is not None:
+            self._sock.settimeout(self._wait())
         chunk = self._sock.recv(262144)
         if not chunk:
             raise ConnectionError("controller closed the connection")
@@ -147,4 +167,4 @@ class TcpConnection(UnixConnection):
         self.host = host if ":" not in host else f"[{host}]"  # the Host header (IPv6 in [])
 
     def _connect(self) -> _socket.socket:
-        return tcp_connect(*self._addr, self._timeout)
+        return tcp_connect(*self._addr, self._wait())

@@ -150,6 +150,7 @@ class Config:
     slurmd_timeout: int = _key("SlurmdTimeout", "sec", 300)  # 0: never mark DOWN
     kill_wait: int = _key("KillWait", "sec", 30)
     min_job_age: int = _key("MinJobAge", "sec", 300)
+    message_timeout: int = _key("MessageTimeout", "pos", 10)  # s a command waits for an answer
     inactive_limit: int = _key("InactiveLimit", "sec", 0)  # silent srun/salloc; 0: never
     max_job_count: int = _key("MaxJobCount", "pos", 10000)
     max_array_size: int = _key("MaxArraySize", "array", 1001)

@@ -86,19 +86,31 @@ def conf_path(path: str | None = None, env: Mapping[str, str] | None = None) -> 
     return path or env.get("SLURM_CONF") or DEFAULT_CONF
 
 
+DEFAULT_MESSAGE_TIMEOUT = 10  # seconds: MessageTimeout, as Slurm's default
+
+
 class ClientSettings:
-    """What a command needs from slurm.conf: the file, the cluster's name, the socket."""
+    """What a command needs from slurm.conf: the file, the cluster's name, the socket,
+    and how long to wait for the controller (``MessageTimeout``, seconds)."""
 
-    __slots__ = ("path", "cluster_name", "socket_path")
+    __slots__ = ("path", "cluster_name", "socket_path", "message_timeout")
 
-    def __init__(self, path: str, cluster_name: str, socket_path: str) -> None:
+    def __init__(
+        self,
+        path: str,
+        cluster_name: str,
+        socket_path: str,
+        message_timeout: int = DEFAULT_MESSAGE_TIMEOUT,
+    ) -> None:
         self.path, self.cluster_name, self.socket_path = path, cluster_name, socket_path
+        self.message_timeout = message_timeout
 
 
 def client_settings(
     path: str | None = None, env: Mapping[str, str] | None = None
 ) -> ClientSettings:
-    """Read only ``ClusterName``, ``StateSaveLocation`` and ``SlurmliteSocket``.
+    """Read only ``ClusterName``, ``StateSaveLocation``, ``SlurmliteSocket`` and
+    ``MessageTimeout`` (a whole number of seconds, at least 1, as the full reader checks).
 
     Defaults and relative paths follow :mod:`slurmlite.config` (the socket
     is ``<StateSaveLocation>/slurmctld.sock`` unless ``SlurmliteSocket``
@@ -109,8 +121,11 @@ def client_settings(
     conf_dir = os.path.dirname(os.path.abspath(path))
     wanted = {"clustername": "cluster", "statesavelocation": "/var/spool/slurmctld"}
     wanted["slurmlitesocket"] = ""
+    wanted["messagetimeout"] = str(DEFAULT_MESSAGE_TIMEOUT)
+    timeout_at = "<default>"  # where MessageTimeout was set, for the error
 
     def scan(text: str, fname: str, depth: int) -> None:
+        nonlocal timeout_at
         label = os.path.basename(fname)
         for number, line in iter_lines(text):
             where = f"{label}:{number}"
@@ -126,9 +141,14 @@ def client_settings(
             for key, value in pairs:
                 if key.lower() in wanted:
                     wanted[key.lower()] = value
+                    if key.lower() == "messagetimeout":
+                        timeout_at = where
 
     scan(read_file(path, os.path.basename(path)), path, 0)
     state = os.path.join(conf_dir, wanted["statesavelocation"])
     socket = wanted["slurmlitesocket"]
     socket = os.path.join(conf_dir, socket) if socket else os.path.join(state, "slurmctld.sock")
-    return ClientSettings(os.path.abspath(path), wanted["clustername"], socket)
+    timeout = wanted["messagetimeout"]
+    if not timeout.isdecimal() or int(timeout) < 1:
+        raise ConfigError(f"{timeout_at}: invalid value '{timeout}' for MessageTimeout")
+    return ClientSettings(os.path.abspath(path), wanted["clustername"], socket, int(timeout))

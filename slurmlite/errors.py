@@ -126,6 +126,7 @@ ESLURMD_CREDENTIAL_REPLAYED = 4009
 ESLURMD_EXECVE_FAILED = 4020
 ESLURMD_PROLOG_FAILED = 4022
 ESLURMD_EPILOG_FAILED = 4023
+SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT = 5004
 ESLURM_AUTH_CRED_INVALID = 6000
 ESLURM_AUTH_EXPIRED = 6001
 ESLURM_AUTH_UNABLE_TO_GENERATE_TOKEN = 6009
@@ -233,6 +234,7 @@ MESSAGES: dict[int, str] = {
     ESLURMD_EXECVE_FAILED: "Slurmd could not execve job",
     ESLURMD_PROLOG_FAILED: "Job prolog failed",
     ESLURMD_EPILOG_FAILED: "Job epilog failed",
+    SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT: "Socket timed out on send/recv operation",
     ESLURM_AUTH_CRED_INVALID: "Invalid authentication credential",
     ESLURM_AUTH_EXPIRED: "Authentication credential expired",
     ESLURM_AUTH_UNABLE_TO_GENERATE_TOKEN: "Token Generation failed.",
@@ -277,6 +279,8 @@ _STATUS: dict[int, int] = {
     ESLURM_JOB_NOT_PENDING_NOR_RUNNING: 409,
     ESLURM_JOB_NOT_SUSPENDED: 409,
     ESLURM_JOB_NOT_FINISHED: 409,
+    # 408: the request came after the moment its sender gave up (nothing was done)
+    SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT: 408,
     # 5xx: our side
     SLURM_ERROR: 500,
     ESLURM_INTERNAL: 500,

@@ -15,7 +15,11 @@ through the response model.  Here instead:
   the ``("body", ...)`` locations FastAPI would give, so the client sees the
   same 422 (in plain words: ``controller.api.problems``) either way;
 * the job goes through the group commit (``controller.jobs.submit_queue``) and the
-  answer is written as JSON directly.
+  answer is written as JSON directly;
+* the ``Idempotency-Key`` and ``X-Slurmlite-Deadline`` headers
+  (``slurmlite.idempotency``) travel with it: a key repeated by the same user
+  is answered with the first job, a request past its deadline stores
+  nothing.  A malformed one is a 422 naming the header.
 
 Authentication is untouched: the route still declares the ``UserCaller``
 dependency (401 before the body is even read), and the
@@ -34,6 +38,8 @@ from pydantic import TypeAdapter, ValidationError
 from controller.api.problems import validation_answer
 from controller.api.schemas import JobSubmitModel
 from controller.auth.callers import Caller
+from controller.jobs.submit_keys import Attempt
+from slurmlite.idempotency import DEADLINE_HEADER, KEY_HEADER, parse_deadline, valid_key
 from slurmlite.protocol import JobSubmit
 from slurmlite.scriptbytes import ScriptEncodingError, wire_bytes
 from slurmlite.wire_limits import bad_choice
@@ -78,10 +84,33 @@ def parse_submission(body: bytes) -> JobSubmit:
     return req
 
 
+def parse_attempt(key: str | None, deadline: str | None) -> Attempt | None:
+    """The two delivery headers as an ``Attempt`` (None if neither was sent);
+    ``RequestValidationError`` (-> 422 naming the header) if one is malformed."""
+    if key is None and deadline is None:
+        return None
+    problems = []
+    if key is not None and not valid_key(key):
+        problems.append((KEY_HEADER, "1 to 255 printable ASCII characters, no spaces"))
+    when = None if deadline is None else parse_deadline(deadline)
+    if deadline is not None and when is None:
+        problems.append((DEADLINE_HEADER, "a Unix time in seconds"))
+    if problems:
+        raise RequestValidationError(
+            [
+                {"type": "value_error", "loc": ("header", name), "msg": f"must be {what}"}
+                for name, what in problems
+            ]
+        )
+    return Attempt(key, when)
+
+
 async def submit_job(caller: Caller, request: Request) -> Response:
     """Validate, queue for the next commit, answer ``SubmitResult`` once stored."""
+    headers = request.headers
+    attempt = parse_attempt(headers.get(KEY_HEADER), headers.get(DEADLINE_HEADER))
     req = parse_submission(await request.body())
-    job_id, message = await request.app.state.submits.submit(caller, req)
+    job_id, message = await request.app.state.submits.submit(caller, req, attempt)
     answer = json.dumps({"job_id": job_id, "test_only_message": message})
     return Response(answer, media_type="application/json")
 
@@ -167,8 +196,9 @@ class SubmitShortcut:
             _pid, uid, gid = scope["state"]["peercred"]
             caller = state.controller.admins.caller(uid, gid)
         try:
+            attempt = parse_attempt(*_delivery(scope["headers"]))
             req = parse_submission(body)
-            job_id, msg = await state.submits.submit(caller, req)
+            job_id, msg = await state.submits.submit(caller, req, attempt)
         except RequestValidationError as exc:
             await _answer(send, 422, validation_answer(exc.errors()))
             return
@@ -176,6 +206,20 @@ class SubmitShortcut:
             await _answer(send, http_status(exc.code), exc.as_answer())
             return
         await _answer(send, 200, {"job_id": job_id, "test_only_message": msg})
+
+
+_KEY, _DEADLINE = KEY_HEADER.lower().encode(), DEADLINE_HEADER.lower().encode()
+
+
+def _delivery(headers: list[tuple[bytes, bytes]]) -> tuple[str | None, str | None]:
+    """The raw ``Idempotency-Key`` and ``X-Slurmlite-Deadline`` of an ASGI request."""
+    key = deadline = None
+    for name, value in headers:
+        if name == _KEY:
+            key = value.decode("latin-1")
+        elif name == _DEADLINE:
+            deadline = value.decode("latin-1")
+    return key, deadline
 
 
 async def _answer(send: Any, status: int, content: object) -> None:

@@ -15,6 +15,7 @@ resources free.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ from sqlalchemy import Connection, Integer, Text, bindparam, cast, select, updat
 from sqlalchemy.orm import defer
 
 from controller.auth.callers import Caller, may_act_on
+from controller.jobs import submit_keys
+from controller.jobs.submit_keys import Attempt
 from controller.jobs.validate import SubmitPlan, SubmitValidator
 from controller.nodes.agent_client import AgentOrder
 from controller.steps.ends import SPECIAL, end_part, running_steps, step_state
@@ -48,6 +51,7 @@ SubmitOutcome = tuple[int, str | None] | Exception
 _Accepted = tuple[int, Caller, JobSubmit, SubmitPlan]  # (index in the batch, ...)
 _Numbered = tuple[int, int, JobSubmit, SubmitPlan, dict[str, Any]]  # (index, job id, ...)
 
+log = logging.getLogger("slurmctld.jobs")
 _JOBS = JobRow.__table__
 _META = MetaRow.__table__
 # the reasons a pending job keeps when it is cancelled (any other becomes None)
@@ -74,17 +78,24 @@ class JobService:
         self.validator = validator
         self.clock = clock
         self.min_job_age = validator.cfg.min_job_age
+        self._purger = submit_keys.Purger()
 
     # ------------------------------------------------------------ submit
 
-    def submit(self, caller: Caller, req: JobSubmit) -> tuple[int, str | None]:
+    def submit(
+        self, caller: Caller, req: JobSubmit, attempt: Attempt | None = None
+    ) -> tuple[int, str | None]:
         """Store a new job; return its id (and the --test-only message)."""
-        [outcome] = self.submit_many([(caller, req)])
+        [outcome] = self.submit_many([(caller, req)], [attempt])
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
 
-    def submit_many(self, batch: list[tuple[Caller, JobSubmit]]) -> list[SubmitOutcome]:
+    def submit_many(
+        self,
+        batch: list[tuple[Caller, JobSubmit]],
+        attempts: list[Attempt | None] | None = None,
+    ) -> list[SubmitOutcome]:
         """Store several submissions in ONE transaction (group commit); an outcome each.
 
         Every request is validated first; a refused one gets its exception as
@@ -95,27 +106,49 @@ class JobService:
         in a transaction of its own, so only the culprit hears of it.  E.g.
         a batch (ok, -p nosuch, ok) with the counter at 7 -> [(7, None),
         SlurmError(invalid partition), (8, None)], counter now 9, one commit.
+
+        ``attempts`` (one per request, or None): idempotency keys and deadlines
+        (``controller.jobs.submit_keys``): a key stored before is answered as
+        the first time, a request past its deadline stores nothing.
         """
         now = self.clock()
+        tries = attempts or [None] * len(batch)
         outcomes: list[SubmitOutcome | None] = [None] * len(batch)
+        owners = {(c.uid, a.key) for (c, _), a in zip(batch, tries, strict=True) if a and a.key}
+        stored: dict[submit_keys.Owner, submit_keys.Answer] = {}
+        if owners:
+            with self.db.engine.connect() as conn:
+                stored = submit_keys.find(conn, owners)
+        first: dict[submit_keys.Owner, int] = {}
+        repeats: list[tuple[int, int]] = []  # (index, index of the key's first request)
         accepted: list[_Accepted] = []
         for i, (caller, req) in enumerate(batch):
+            attempt = tries[i]
+            if attempt is not None and attempt.key:
+                owner = (caller.uid, attempt.key)
+                if owner in stored:
+                    outcomes[i] = submit_keys.replay(stored[owner])
+                    continue
+                if owner in first:
+                    repeats.append((i, first[owner]))
+                    continue
+                first[owner] = i
             try:
                 accepted.append((i, caller, req, self.validator.validate(caller, req)))
             except Exception as e:  # refused (SlurmError) before it got an id
                 outcomes[i] = e
         numbered: list[_Numbered] = []
         try:
-            numbered = self._insert(accepted, now)
+            numbered = self._insert(accepted, tries, outcomes)
         except Exception as e:
             if len(accepted) == 1:
-                outcomes[accepted[0][0]] = e
+                outcomes[accepted[0][0]] = self._stored_meanwhile(accepted[0], tries, e)
             else:
                 for one in accepted:
                     try:
-                        numbered += self._insert([one], now)
+                        numbered += self._insert([one], tries, outcomes)
                     except Exception as err:  # this request alone: its caller hears why
-                        outcomes[one[0]] = err
+                        outcomes[one[0]] = self._stored_meanwhile(one, tries, err)
         for i, job_id, req, plan, values in numbered:
             if plan.error is not None:
                 outcomes[i] = plan.error  # stored FAILED (BadConstraints); the caller is refused
@@ -126,23 +159,68 @@ class JobService:
                     outcomes[i] = e
             else:
                 outcomes[i] = (job_id, None)
+        for i, j in repeats:  # the same key twice in one batch: one job, one answer
+            answer = outcomes[j]
+            outcomes[i] = submit_keys.replay(answer) if isinstance(answer, SlurmError) else answer
         return outcomes  # type: ignore[return-value]
 
-    def _insert(self, accepted: list[_Accepted], now: float) -> list[_Numbered]:
-        """Number ``accepted`` and store their rows in one transaction (all or nothing)."""
+    def _stored_meanwhile(
+        self, one: _Accepted, tries: list[Attempt | None], err: Exception
+    ) -> SubmitOutcome:
+        """A request whose insert failed: its key's answer if another writer stored the
+        key meanwhile (the primary key refused ours), else ``err``."""
+        attempt = tries[one[0]]
+        if attempt is None or not attempt.key:
+            return err
+        with self.db.engine.connect() as conn:
+            return submit_keys.answer_or(conn, one[1].uid, attempt.key, err)
+
+    def _insert(
+        self,
+        accepted: list[_Accepted],
+        tries: list[Attempt | None],
+        outcomes: list[SubmitOutcome | None],
+    ) -> list[_Numbered]:
+        """Number ``accepted`` and store their rows in one transaction (all or nothing).
+
+        A request past its deadline (checked here, under the write lock, just
+        before the commit) is left out, its outcome the refusal or, if its key
+        was stored meanwhile, that answer."""
         if not accepted:
             return []
         numbered: list[_Numbered] = []
         with self.db.write_rows() as s:
+            now = self.clock()
+            late = [one for one in accepted if submit_keys.too_late(tries[one[0]], now)]
+            if late:
+                accepted = [one for one in accepted if one not in late]
+                for i, caller, _req, _plan in late:  # its key's answer if stored, else refused
+                    key = tries[i].key  # type: ignore[union-attr]
+                    when = tries[i].deadline  # type: ignore[union-attr]
+                    log.info(
+                        "event=submit_too_late uid=%d deadline=%.3f now=%.3f", caller.uid, when, now
+                    )
+                    refusal = submit_keys.late_refusal()
+                    outcomes[i] = submit_keys.answer_or(s, caller.uid, key, refusal)
+                if not accepted:
+                    return []
             first = self._next_id(s, len(accepted))
-            rows = []
+            rows, keys = [], []
             for k, (i, caller, req, plan) in enumerate(accepted):
                 values = self.validator.build_values(first + k, caller, req, plan, now)
                 numbered.append((i, first + k, req, plan, values))
                 if plan.error is not None or not req.test_only:
                     rows.append(values)  # a --test-only request keeps its id, no row
+                    attempt = tries[i]
+                    if attempt is not None and attempt.key:
+                        keys.append(
+                            submit_keys.key_row(caller.uid, attempt.key, first + k, now, plan.error)
+                        )
             if rows:
                 s.execute(_JOBS.insert(), rows)
+            if keys:
+                submit_keys.insert(s, keys)
+                self._purger.maybe(s, now)
         return numbered
 
     def _next_id(self, s: Connection, count: int = 1) -> int:

@@ -43,12 +43,13 @@ from dataclasses import dataclass, field
 
 from controller.auth.callers import Caller
 from controller.jobs.service import JobService
+from controller.jobs.submit_keys import Attempt
 from slurmlite.protocol import JobSubmit
 
 MAX_BATCH = 256  # submissions per transaction, at most
 
 Answer = tuple[int, str | None]  # (job id, --test-only message)
-_Item = tuple[Caller, JobSubmit, "asyncio.Future[Answer]"]
+_Item = tuple[Caller, JobSubmit, Attempt | None, "asyncio.Future[Answer]"]
 
 
 @dataclass
@@ -67,17 +68,20 @@ class SubmitQueue:
             weakref.WeakKeyDictionary()
         )
 
-    async def submit(self, caller: Caller, req: JobSubmit) -> Answer:
+    async def submit(
+        self, caller: Caller, req: JobSubmit, attempt: Attempt | None = None
+    ) -> Answer:
         """Queue one submission; return (job id, --test-only message) once it is committed.
 
-        Raises what ``JobService.submit`` would raise for this request alone.
+        ``attempt``: its idempotency key and deadline, if it has them.  Raises what
+        ``JobService.submit`` would raise for this request alone.
         """
         loop = asyncio.get_running_loop()
         waiting = self._loops.get(loop)
         if waiting is None:
             waiting = self._loops[loop] = _Waiting()
         future: asyncio.Future[Answer] = loop.create_future()
-        waiting.items.append((caller, req, future))
+        waiting.items.append((caller, req, attempt, future))
         if waiting.writer is None:
             waiting.writer = loop.create_task(self._write(waiting))
         return await future
@@ -87,15 +91,16 @@ class SubmitQueue:
         batch: list[_Item] = []
         try:
             while waiting.items:
-                batch = [item for item in waiting.items[:MAX_BATCH] if not item[2].done()]
+                batch = [item for item in waiting.items[:MAX_BATCH] if not item[3].done()]
                 del waiting.items[:MAX_BATCH]  # done already: its caller was cancelled
                 if not batch:
                     continue
-                outcomes = await asyncio.to_thread(
-                    self.jobs.submit_many, [(c, r) for c, r, _ in batch]
-                )
+                pairs = [(c, r) for c, r, _, _ in batch]
+                tries = [a for _, _, a, _ in batch]
+                args = (pairs, tries) if any(tries) else (pairs,)  # none keyed: as before
+                outcomes = await asyncio.to_thread(self.jobs.submit_many, *args)
                 stored = False
-                for (_c, req, future), outcome in zip(batch, outcomes, strict=True):
+                for (_c, req, _a, future), outcome in zip(batch, outcomes, strict=True):
                     if isinstance(outcome, Exception):
                         if not future.done():
                             future.set_exception(outcome)
@@ -107,7 +112,7 @@ class SubmitQueue:
                 if stored:
                     self.wake()
         except BaseException as e:  # cancelled (shutdown) or a bug: nobody is left waiting
-            for _c, _r, future in [*batch, *waiting.items]:
+            for _c, _r, _a, future in [*batch, *waiting.items]:
                 if future.done():
                     continue
                 if isinstance(e, asyncio.CancelledError):

@@ -10,6 +10,9 @@ Four tables hold everything the controller must not forget:
   survive a controller restart (DOWN, DRAIN and their reasons);
 * ``meta``   small counters, e.g. the next job id, and when usage was last
   decayed (``usage_decayed_at``) and reset (``usage_reset_at``);
+* ``submit_keys``  each recent submission's idempotency key and its answer, so a
+  command retrying a lost reply gets its job back instead of a second one
+  (``controller.jobs.submit_keys``);
 * ``assocs``, ``users``, ``qos``  the accounting database of ``sacctmgr``
   (Slurm keeps these in slurmdbd): the account tree with its shares and
   decayed usage, each user's default account, and the QOS with their
@@ -196,6 +199,25 @@ class MetaRow(Base):
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+class SubmitKeyRow(Base):
+    """A submission's idempotency key and the answer a repeat of it gets.
+
+    ``(uid, key)``: a key matches only for the user who sent it.  ``error_code``
+    is set when the first attempt stored its job but refused the caller (a job
+    stored FAILED, e.g. unsatisfiable constraints): a repeat gets the same
+    refusal.  ``created`` ages keys out (``slurmlite.idempotency.KEY_TTL``).
+    """
+
+    __tablename__ = "submit_keys"
+
+    key: Mapped[str] = mapped_column(Text, primary_key=True)  # first: lookups go by key
+    uid: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    job_id: Mapped[int] = mapped_column(Integer)
+    created: Mapped[float] = mapped_column(Float, index=True)
+    error_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    error_detail: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class AssocRow(Base):

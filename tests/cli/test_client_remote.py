@@ -118,7 +118,7 @@ def test_a_refusal_prints_the_reason_then_fails_as_slurm_does(remote, server, mo
 
 
 def test_auth_local_never_tries_tcp(remote, server):
-    conf = remote("AuthType=auth/local\n")
+    conf = remote("AuthType=auth/local\nMessageTimeout=1\n")  # refused: retried 1 s
     with pytest.raises(SlurmError) as caught:
         ControllerClient.from_env("squeue", conf).request("GET", "/v1/jobs")
     assert caught.value.code == errors.SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR

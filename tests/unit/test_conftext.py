@@ -64,3 +64,20 @@ def test_a_line_that_is_not_key_value_is_an_error_naming_file_and_line(tmp_path)
     conf.write_text("ClusterName=lab\nthis is not a pair\n")
     with pytest.raises(ConfigError, match=r"slurm.conf:2: expected Key=Value"):
         client_settings(str(conf))
+
+
+def test_message_timeout_is_read_and_checked_as_the_full_reader_does(tmp_path):
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("MessageTimeout=3\n" + NODES)
+    assert client_settings(str(conf)).message_timeout == 3 == load_config(str(conf)).message_timeout
+    conf.write_text(NODES)
+    assert (
+        client_settings(str(conf)).message_timeout == 10 == load_config(str(conf)).message_timeout
+    )
+    for bad in ("0", "ten", "-1"):
+        conf.write_text(f"ClusterName=lab\nMessageTimeout={bad}\n" + NODES)
+        for reader in (client_settings, load_config):
+            with pytest.raises(
+                ConfigError, match=rf"slurm.conf:2: invalid value '{bad}' for MessageTimeout"
+            ):
+                reader(str(conf))

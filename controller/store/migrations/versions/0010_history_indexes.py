@@ -1,7 +1,7 @@
 """Index the history by user and end time, so years of finished jobs cost sacct nothing.
 
 Revision ID: 0010
-Revises: 0006
+Revises: 0008
 
 sacct's default listing is "the caller's jobs that had not ended before
 midnight": ``user = :name AND (end_time IS NULL OR end_time >= :midnight)``.
@@ -22,7 +22,7 @@ from __future__ import annotations
 from alembic import op
 
 revision = "0010"
-down_revision = "0007"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
