@@ -114,21 +114,14 @@ class JobService:
         now = self.clock()
         tries = attempts or [None] * len(batch)
         outcomes: list[SubmitOutcome | None] = [None] * len(batch)
-        owners = {(c.uid, a.key) for (c, _), a in zip(batch, tries, strict=True) if a and a.key}
-        stored: dict[submit_keys.Owner, submit_keys.Answer] = {}
-        if owners:
-            with self.db.engine.connect() as conn:
-                stored = submit_keys.find(conn, owners)
         first: dict[submit_keys.Owner, int] = {}
         repeats: list[tuple[int, int]] = []  # (index, index of the key's first request)
         accepted: list[_Accepted] = []
+        refused: dict[submit_keys.Owner, int] = {}  # keyed requests validation refused
         for i, (caller, req) in enumerate(batch):
             attempt = tries[i]
             if attempt is not None and attempt.key:
                 owner = (caller.uid, attempt.key)
-                if owner in stored:
-                    outcomes[i] = submit_keys.replay(stored[owner])
-                    continue
                 if owner in first:
                     repeats.append((i, first[owner]))
                     continue
@@ -137,6 +130,12 @@ class JobService:
                 accepted.append((i, caller, req, self.validator.validate(caller, req)))
             except Exception as e:  # refused (SlurmError) before it got an id
                 outcomes[i] = e
+                if attempt is not None and attempt.key:
+                    refused[(caller.uid, attempt.key)] = i
+        if refused:  # a retry may be refused by limits its own first job now fills
+            with self.db.engine.connect() as conn:
+                for owner, answer in submit_keys.find(conn, set(refused)).items():
+                    outcomes[refused[owner]] = submit_keys.replay(answer)
         numbered: list[_Numbered] = []
         try:
             numbered = self._insert(accepted, tries, outcomes)
@@ -185,12 +184,18 @@ class JobService:
 
         A request past its deadline (checked here, under the write lock, just
         before the commit) is left out, its outcome the refusal or, if its key
-        was stored meanwhile, that answer."""
+        was stored before, that answer.  A request whose key is stored makes
+        the key's insert fail: nothing of the batch is stored, and the caller
+        tries each request alone."""
         if not accepted:
             return []
         numbered: list[_Numbered] = []
         with self.db.write_rows() as s:
             now = self.clock()
+            # a key stored already is not looked up here: the key's primary key refuses
+            # the insert, the batch is tried again one by one, and that request gets its
+            # stored answer (``_stored_meanwhile``); first attempts, nearly all of them,
+            # pay no lookup
             late = [one for one in accepted if submit_keys.too_late(tries[one[0]], now)]
             if late:
                 accepted = [one for one in accepted if one not in late]

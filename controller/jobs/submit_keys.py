@@ -3,15 +3,19 @@
 ``slurmlite.idempotency`` states the protocol; this module is what
 ``JobService.submit_many`` does with it, batch by batch:
 
-1. before validation, the keys of the batch are looked up (one ``SELECT
-   ... WHERE key IN (...)``, the primary key's first column): a key already
-   stored *for the same uid* is answered with its first answer, and is not
-   validated again (its own job would now count against the user's limits);
-   a key repeated within the batch gets the answer of its first occurrence;
+1. a key already stored *for the same uid* is answered with its first
+   answer and stores nothing.  It is found by its primary key ``(key,
+   uid)``: the batch's key insert (step 3) fails, the batch is rolled back
+   and tried one request at a time, and the request whose insert fails
+   again is answered from the store (one ``SELECT`` by key).  So first
+   attempts, nearly all submissions, pay no lookup; a retry pays a
+   rollback.  A keyed request that validation refused is looked up too (its
+   own first job may now fill the user's limits); a key repeated within the
+   batch gets the answer of its first occurrence;
 2. inside the write transaction, a request whose command has given up, or
    is about to (``now >= deadline - COMMIT_MARGIN``), is refused with
-   ``Socket timed out on send/recv operation`` unless its key was stored
-   meanwhile (looked up again, under the write lock);
+   ``Socket timed out on send/recv operation`` unless its key is stored
+   (looked up, under the write lock: only for such late requests);
 3. the keys of the new jobs are inserted in the same transaction as the
    jobs: a job and its key are committed together or not at all.  A key
    stored by another writer in between makes the insert fail on the primary

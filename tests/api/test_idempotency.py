@@ -150,20 +150,25 @@ def test_one_key_twice_in_one_batch_is_one_job(harness):
     assert jobs_stored(harness) == 2
 
 
-def test_a_key_stored_by_another_writer_meanwhile_gets_that_job(harness, monkeypatch):
-    """The lookup before validation missed it (another writer committed after it):
-    the primary key refuses the insert, and the request gets the stored job."""
+def test_a_stored_key_is_found_by_its_primary_key_not_by_a_lookup_first(harness, monkeypatch):
+    """First attempts pay no lookup; a repeated key makes the key's insert fail, the
+    batch is rolled back and retried alone, and the request gets the stored job."""
     jobs = harness.ctl.jobs
-    [(job_id, _)] = jobs.submit_many([(ALICE, _request("a"))], [Attempt("k-race")])
     real, calls = submit_keys.find, []
 
-    def blind_once(conn, owners):  # type: ignore[no-untyped-def]
+    def counted(conn, owners):  # type: ignore[no-untyped-def]
         calls.append(owners)
-        return {} if len(calls) == 1 else real(conn, owners)
+        return real(conn, owners)
 
-    monkeypatch.setattr(submit_keys, "find", blind_once)
-    assert jobs.submit_many([(ALICE, _request("a"))], [Attempt("k-race")]) == [(job_id, None)]
-    assert len(calls) == 2 and jobs_stored(harness) == 1
+    monkeypatch.setattr(submit_keys, "find", counted)
+    batch = [(ALICE, _request("a")), (ALICE, _request("b"))]
+    [(job_id, _), (other, _)] = jobs.submit_many(batch, [Attempt("k-race"), Attempt("k-2")])
+    assert calls == []  # nothing looked up for first attempts
+    again = [(ALICE, _request("a")), (ALICE, _request("c"))]
+    out = jobs.submit_many(again, [Attempt("k-race"), Attempt("k-3")])
+    assert out[0] == (job_id, None) and out[1][0] not in (job_id, other)
+    assert calls == [{(ALICE.uid, "k-race")}]  # only the request whose key was stored
+    assert jobs_stored(harness) == 3
 
 
 def test_keys_older_than_a_day_are_purged(harness):
