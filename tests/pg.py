@@ -33,6 +33,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -175,3 +176,27 @@ def _server_user() -> tuple[pwd.struct_passwd | None, bool]:
         capture_output=True,
     )
     return pwd.getpwnam(CREATED_USER), True
+
+
+def server_for_tests() -> Iterator[PgServer]:
+    """A throwaway server for a fixture's lifetime (``yield from`` it).
+
+    Without the binaries the test is skipped, or failed under
+    ``SLURMLITE_REQUIRE_PG=1`` (CI); the server is stopped however the
+    fixture's tests end.
+    """
+    import pytest  # only the test fixtures need it; the benchmarks import this module too
+
+    bindir = find_bindir()
+    if bindir is None:
+        why = (
+            "PostgreSQL server binaries (initdb, pg_ctl) not found; install the postgresql package"
+        )
+        if os.environ.get("SLURMLITE_REQUIRE_PG") == "1":
+            pytest.fail(why + " (SLURMLITE_REQUIRE_PG=1)")
+        pytest.skip(why)
+    server = PgServer.start(bindir)
+    try:
+        yield server
+    finally:
+        server.stop()

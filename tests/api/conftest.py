@@ -10,7 +10,6 @@ PostgreSQL binaries the ``[postgresql]`` runs are skipped, unless
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -25,7 +24,7 @@ from controller.store.db import Database
 from slurmlite.clock import FakeClock
 from slurmlite.config import parse_config
 from slurmlite.protocol import NodeRegister
-from tests.pg import PgServer, find_bindir
+from tests.pg import PgServer, server_for_tests
 from tests.recording_agents import RecordingAgentClient
 
 KEY = b"t" * 64
@@ -111,19 +110,7 @@ def register(ctl: Controller, name: str, gpus: int = 2, cpus: int = 2) -> None:
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PgServer]:
-    bindir = find_bindir()
-    if bindir is None:
-        why = (
-            "PostgreSQL server binaries (initdb, pg_ctl) not found; install the postgresql package"
-        )
-        if os.environ.get("SLURMLITE_REQUIRE_PG") == "1":
-            pytest.fail(why + " (SLURMLITE_REQUIRE_PG=1)")
-        pytest.skip(why)
-    server = PgServer.start(bindir)
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from server_for_tests()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -140,12 +127,16 @@ def store_url(request, tmp_path) -> Iterator[str]:
         server.drop_database(name)
 
 
-@pytest.fixture
-def harness(tmp_path, store_url):
+def harness_on(tmp_path, store_url: str, clock_is_monotonic: bool = False) -> Iterator[Harness]:  # type: ignore[no-untyped-def]
+    """The harness cluster (n1, n2) on ``store_url``, for a fixture to ``yield from``.
+
+    ``clock_is_monotonic``: the controller also measures its liveness gaps on the
+    ``FakeClock``, so a clock jump between passes looks like a stalled controller."""
     cfg = parse_config(CONF.format(dir=tmp_path), path=str(tmp_path / "slurm.conf"))
     clock = FakeClock(1_800_000_000.0)
     agents = RecordingAgentClient()
-    ctl = Controller(cfg, KEY, db=Database(store_url), agents=agents, clock=clock)
+    extra = {"monotonic": clock} if clock_is_monotonic else {}
+    ctl = Controller(cfg, KEY, db=Database(store_url), agents=agents, clock=clock, **extra)
     app = create_app(ctl, run_loop=False)
     h = Harness(ctl=ctl, clock=clock, agents=agents, client=TestClient(app))
     app.dependency_overrides[get_user] = lambda: h.who[0]
@@ -153,3 +144,8 @@ def harness(tmp_path, store_url):
     register(ctl, "n2")
     yield h
     ctl.db.close()
+
+
+@pytest.fixture
+def harness(tmp_path, store_url):
+    yield from harness_on(tmp_path, store_url)

@@ -12,16 +12,8 @@ from __future__ import annotations
 import logging
 
 import pytest
-from fastapi.testclient import TestClient
 
-from controller.api.app import create_app
-from controller.api.deps import get_user
-from controller.context import Controller
-from controller.store.db import Database
-from slurmlite.clock import FakeClock
-from slurmlite.config import parse_config
-from tests.api.conftest import CONF, KEY, Harness, register
-from tests.recording_agents import RecordingAgentClient
+from tests.api.conftest import Harness, harness_on
 
 TIMEOUT = 10  # SlurmdTimeout in the harness config
 PAUSE = 3 * TIMEOUT
@@ -29,17 +21,7 @@ PAUSE = 3 * TIMEOUT
 
 @pytest.fixture
 def h(tmp_path, store_url):
-    cfg = parse_config(CONF.format(dir=tmp_path), path=str(tmp_path / "slurm.conf"))
-    clock = FakeClock(1_800_000_000.0)
-    agents = RecordingAgentClient()
-    ctl = Controller(cfg, KEY, db=Database(store_url), agents=agents, clock=clock, monotonic=clock)
-    app = create_app(ctl, run_loop=False)
-    harness = Harness(ctl=ctl, clock=clock, agents=agents, client=TestClient(app))
-    app.dependency_overrides[get_user] = lambda: harness.who[0]
-    register(ctl, "n1")
-    register(ctl, "n2")
-    yield harness
-    ctl.db.close()
+    yield from harness_on(tmp_path, store_url, clock_is_monotonic=True)
 
 
 def running_on_n1(h: Harness) -> int:

@@ -32,22 +32,12 @@ from cli.localcluster import free_port, read_pid
 from controller.store.lease import LEASE_LOCK, read_holder
 from tests.agent.jobs import is_live
 from tests.e2e.conftest import Cluster, local_cluster, wait_for
-from tests.pg import PgServer, find_bindir
+from tests.pg import PgServer, server_for_tests
 
 
 @pytest.fixture(scope="module")
 def pg() -> Iterator[PgServer]:
-    bindir = find_bindir()
-    if bindir is None:
-        why = "PostgreSQL server binaries (initdb, pg_ctl) not found"
-        if os.environ.get("SLURMLITE_REQUIRE_PG") == "1":
-            pytest.fail(why + " (SLURMLITE_REQUIRE_PG=1)")
-        pytest.skip(why)
-    server = PgServer.start(bindir)
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from server_for_tests()
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
