@@ -76,8 +76,8 @@ SORT_NEEDS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 # what folding array tasks, the state filter and the default order read of every job
 ROW_NEEDS = (
-    "job_id", "array_job_id", "array_task_id", "state", "flags", "reason", "state_desc",
-    "name", "partition", "start_time", "sched_start", "eligible_time",
+    "job_id", "array_job_id", "array_task_id", "array_task_str", "state", "flags", "reason",
+    "state_desc", "name", "partition", "start_time", "sched_start", "eligible_time",
 )  # fmt: skip
 # what each other filter of ``keep`` reads, asked for only when that filter is given
 FILTER_NEEDS: dict[str, tuple[str, ...]] = {

@@ -144,6 +144,7 @@ class JobSubmit:
     # None: ``script`` is the script's text; "base64": its bytes in base64, for a script
     # that is not UTF-8 (slurmlite.scriptbytes)
     script_encoding: str | None = None
+    array: str | None = None  # --array as given (``0-15:4``, ``1,3,5-7%2``); slurmlite.arrays
 
 
 @dataclass
@@ -238,6 +239,9 @@ class JobInfo:
     steps: list[StepInfo] = field(default_factory=list)
     array_job_id: int | None = None
     array_task_id: int | None = None
+    # a pending array's tasks not yet split off, with its throttle (``0-9%2``; slurmlite.arrays)
+    array_task_str: str | None = None
+    array_max_tasks: int | None = None  # the array's %N throttle
     alloc_node: str | None = None  # the host sbatch ran on
     alloc_sid: int = 0  # its session id
     # backfill's plan for a pending job: expected start (Unix s) and planned nodes

@@ -140,6 +140,14 @@ class JobRow(Base):
     sched_nodes: Mapped[str | None] = mapped_column(Text, nullable=True)
     # fair-share: a running job's usage is charged up to this time (then at its end)
     charged_until: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # job arrays (``slurmlite.arrays``, migration 0011): the array's id on every row of it,
+    # the task's index, and on the master the indices not yet split off and the %N throttle;
+    # ``array_info`` is ``count,min,max,step`` of the whole array (SLURM_ARRAY_TASK_*)
+    array_job_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    array_task_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    array_pending: Mapped[str | None] = mapped_column(Text, nullable=True)
+    array_max_tasks: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    array_info: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class StepRow(Base):

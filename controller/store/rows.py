@@ -32,6 +32,7 @@ from operator import attrgetter
 from typing import Any
 
 from controller.store.models import JobRow, StepRow
+from slurmlite.arrays import with_throttle
 from slurmlite.protocol import JobInfo, NodeAlloc, from_dict
 
 
@@ -105,8 +106,9 @@ def _ints(text: str | None) -> list[int]:
     return [int(x) for x in split_list(text)]
 
 
-def _none() -> None:
-    return None
+def _array_task_str(pending: str | None, throttle: int | None) -> str | None:
+    """A pending array's remainder as squeue/scontrol print it: ``0-9%2`` (None: no remainder)."""
+    return with_throttle(pending, throttle) if pending else None
 
 
 Maker = Callable[..., Any]
@@ -138,8 +140,10 @@ JOB_FIELDS: dict[str, tuple[tuple[str, ...], Maker | None]] = {
     "exc_nodes": (("exc_nodes",), split_list),
     **{k: ((k,), _AS_IS) for k in ("exclusive", "constraint", "cancelled_by", "requeue")},
     "last_sched_eval": (("last_sched_eval",), _AS_IS),
-    "array_job_id": ((), _none),  # no job arrays yet
-    "array_task_id": ((), _none),
+    "array_job_id": (("array_job_id",), _AS_IS),
+    "array_task_id": (("array_task_id",), _AS_IS),
+    "array_task_str": (("array_pending", "array_max_tasks"), _array_task_str),
+    "array_max_tasks": (("array_max_tasks",), _AS_IS),
     "alloc_node": (("submit_host",), _AS_IS),
     "alloc_sid": (("alloc_sid",), _AS_IS),
     "sched_start": (("sched_start",), _AS_IS),

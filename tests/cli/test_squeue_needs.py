@@ -98,11 +98,12 @@ def test_tables_name_only_jobinfo_fields_and_the_default_listing_asks_for_few():
     assert all(set(n) <= KNOWN for n in bulk.FILTER_NEEDS.values())
     columns, _ = sf.parse_format_long(sf.DEFAULT_FORMAT2)
     wanted = bulk.needed_fields(columns, sort_letters(None))
-    # the default listing needs the row fields (12: the implicit start-time order reads
-    # a pending job's estimate and begin time too), then user, nodes, end_time and
-    # num_nodes for its columns and priority for the default sort: 17 of JobInfo's ~60
+    # the default listing needs the row fields (13: the implicit start-time order reads
+    # a pending job's estimate and begin time too; a pending array its task ranges), then
+    # user, nodes, end_time and num_nodes for its columns and priority for the default
+    # sort: 18 of JobInfo's ~60
     assert set(wanted) == {*bulk.ROW_NEEDS, "user", "nodes", "end_time", "num_nodes", "priority"}
-    assert len(wanted) == 17
+    assert len(wanted) == 18
     assert "steps" not in wanted and "alloc" not in wanted
 
 
