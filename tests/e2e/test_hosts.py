@@ -196,6 +196,29 @@ def test_commands_on_an_agents_host_use_munge_over_tcp(lab):
     assert lab.on("a1", f"squeue -h -t all -j {jid} -o %u").stdout.strip() == "root"
 
 
+def test_a_host_with_another_munge_key_is_refused(lab):
+    """a1 with a munged of another key on its default socket (a bind mount in a mount
+    namespace of the command's own): its commands and its agent's fetch are refused."""
+    binary = munged_or_skip()
+    rogue = Munged.start(lab.base / "a1" / "rogue", binary, socket_name="munge.socket.2")
+    try:
+        swap = f'mount --bind {rogue.directory} /run/munge && exec "$@"'
+        wrap = ["unshare", "--mount", "--propagation", "slave", "sh", "-c", swap, "-"]
+        env = lab.cluster.env(SLURM_CONF=str(lab.cache("a1")))
+        r = lab.net["a1"].run([*wrap, "squeue", "-h"], env=env)
+        assert (r.returncode, r.stderr) == (1, (
+            "squeue: error: Invalid authentication credential: munge: Invalid credential\n"
+            "slurm_load_jobs error: Protocol authentication error\n"))  # fmt: skip
+        bare = {k: v for k, v in env.items() if k != "SLURM_CONF"}
+        argv = [sys.executable, "-m", "agent.main", "-D", "-N", "a1", "--conf-server", "ctl"]
+        r = lab.net["a1"].run([*wrap, *argv], env=bare)
+        assert (r.returncode, r.stderr) == (1, (
+            "slurmd: error: --conf-server: ctl:6817 refused the request: "
+            "HTTP 401: munge: Invalid credential\n"))  # fmt: skip
+    finally:
+        rogue.stop()
+
+
 # ------------------------------------------------------------ MASTER_ADDR
 
 
