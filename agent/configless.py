@@ -53,7 +53,7 @@ def parse_servers(text: str) -> list[tuple[str, int]]:
     for item in (part.strip() for part in text.split(",")):
         host, sep, port = item.rpartition(":") if ":" in item else (item, "", "")
         if not host or (sep and not (port.isdecimal() and 0 < int(port) < 65536)):
-            raise ValueError(f"--conf-server: '{item}' is not HOST[:PORT]")
+            raise ValueError(f"'{item}' is not HOST[:PORT]")
         out.append((host, int(port) if sep else DEFAULT_PORT))
     return out
 

@@ -118,3 +118,17 @@ def test_a_jobs_slurm_conf_is_the_agents_own():
         "SLURM_CONF": "/spool/a1/conf-cache/slurm.conf", "A": "1"}  # fmt: skip
     assert local_conf(env, "/ctl/slurm.conf") is env  # the same file: nothing to change
     assert local_conf({"A": "1"}, "/x") == {"A": "1"}  # not a job environment
+
+
+def test_slurmd_says_what_is_wrong_with_its_conf_server_option():
+    from click.testing import CliRunner
+
+    from agent.main import main
+
+    runner = CliRunner()
+    r = runner.invoke(main, ["-N", "a1", "-f", "/x/slurm.conf", "--conf-server", "ctl"])
+    assert (r.exit_code, r.output) == (
+        1, "slurmd: error: -f and --conf-server exclude each other\n")  # fmt: skip
+    r = runner.invoke(main, ["-N", "a1", "--conf-server", "ctl:x"])
+    assert (r.exit_code, r.output) == (
+        1, "slurmd: error: --conf-server: 'ctl:x' is not HOST[:PORT]\n")  # fmt: skip
