@@ -42,6 +42,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.isolation import discard
 from cli.localcluster import cancel_all, pid_alive
 from slurmlite.configless import served_files
 from tests.e2e.conftest import BIN, Cluster, wait_for
@@ -157,6 +158,11 @@ def lab() -> Iterator[Lab]:
     finally:
         for daemon in daemons:
             daemon.stop()
+        for node in AGENTS:  # the agents' cgroups (their processes are gone by now)
+            try:
+                discard(base / node / "spool")
+            except OSError:
+                pass  # none were made (no writable cgroup hierarchy)
         shutil.rmtree(base, ignore_errors=True)
 
 
