@@ -43,8 +43,9 @@ from pathlib import Path
 import pytest
 
 from agent.isolation import discard
-from cli.localcluster import cancel_all, pid_alive
+from cli.localcluster import cancel_all
 from slurmlite.configless import served_files
+from tests.agent.jobs import is_live
 from tests.e2e.conftest import BIN, Cluster, wait_for
 from tests.munged import Munged, munged_or_skip
 from tests.netns import Network, hosts, netns_or_skip
@@ -311,7 +312,7 @@ def long_cut(lab) -> LongCut:
                  what="a1 DOWN after SlurmdTimeout")  # fmt: skip
         wait_for(lambda: "start 1 a2" in lines(log), timeout=30, what="the requeued run on a2")
         try:  # fencing: a1's agent, cut off for SlurmdTimeout, has killed its run by now
-            wait_for(lambda: not pid_alive(pid), timeout=3, what="the a1 run killed")
+            wait_for(lambda: not is_live(pid), timeout=3, what="the a1 run killed")
             killed = True
         except AssertionError:
             killed = False
