@@ -71,7 +71,18 @@ def netns_problem() -> str | None:
     r = _ip("netns", "add", probe, check=False)
     if r.returncode != 0:
         return f"ip netns add failed: {r.stderr.strip()}"
-    _ip("netns", "del", probe, check=False)
+    try:  # what hosts() needs: a bridge, a veth pair, mount and UTS namespaces
+        for args in (("link", "add", "br0", "type", "bridge"),
+                     ("link", "add", "v0", "type", "veth", "peer", "name", "v1")):  # fmt: skip
+            r = _ip("-n", probe, *args, check=False)
+            if r.returncode != 0:
+                return f"ip link add ... type {args[4]} failed: {r.stderr.strip()}"
+        argv = ["unshare", "--uts", "--mount", "--propagation", "slave", "true"]
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            return f"unshare --uts --mount failed: {r.stderr.strip()}"
+    finally:
+        _ip("netns", "del", probe, check=False)
     return None
 
 
