@@ -70,6 +70,7 @@ import httpx
 
 from agent import machine
 from agent.completions import CompletionSpool, retry_delay
+from agent.configless import local_conf
 from agent.gres import GpuDevice, device_indices
 from agent.isolation import Isolation
 from agent.launcher import BatchRun, Launcher, LaunchError
@@ -188,6 +189,7 @@ class AgentState(CompletionSpool, StepDuties):
         if key in self.jobs or self.launcher.run_of(spec.job_id) == spec.restarts:
             return "already running"  # running, or ended with its completion still owed
         self._on_devices(spec)
+        spec.environment = local_conf(spec.environment, self.cfg.path)
         try:
             proc = await self._start(spec)
         except LaunchError as e:

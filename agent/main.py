@@ -1,9 +1,12 @@
 """``slurmd``: the node agent's command line.
 
-    slurmd [-D] [-N NAME] [-f FILE] [--gpus N] [--fake-gpus] [--gpu-devices 0-1]
+    slurmd [-D] [-N NAME] [-f FILE | --conf-server HOST[:PORT]] [--gpus N] [--fake-gpus]
+           [--gpu-devices 0-1]
 
 Without ``-D`` it detaches like Slurm's slurmd and logs to ``SlurmdLogFile``.
 Several agents may run on one host when their nodes have distinct ``Port=``.
+With ``--conf-server`` the host needs no slurm.conf: the agent fetches the
+controller's and runs from a cached copy (``agent.configless``).
 
 Its one secret is its node key: read from ``SlurmliteNodeKeyFile`` (``%n``
 = the node name; written by ``slurmlite keys node``), or, where that is not
@@ -41,11 +44,18 @@ from slurmlite.daemonize import detach, remove_pid, write_pid
     default=None,
     help="Only these real GPU indices (e.g. 2-3): split one machine's GPUs among local nodes.",
 )
+@click.option(
+    "--conf-server",
+    "conf_server",
+    default=None,
+    help="Configless: fetch slurm.conf from the controller at HOST[:PORT][,HOST2[:PORT2]].",
+)
 @click.option("-v", "verbose", count=True, help="More logging.")
 def main(
     foreground: bool,
     node_name: str | None,
     conf_file: str | None,
+    conf_server: str | None,
     gpus: int | None,
     fake_gpus: bool,
     gpu_devices: str | None,
@@ -59,12 +69,12 @@ def main(
     except ValueError as e:
         click.echo(f"slurmd: error: --gpu-devices: {e}", err=True)
         sys.exit(1)
+    name = node_name or socket.gethostname().split(".")[0]
     try:
-        cfg = load_config(conf_file)
+        cfg = _config(conf_file, conf_server, name)
     except (ConfigError, OSError) as e:
         click.echo(f"slurmd: error: {e}", err=True)
         sys.exit(1)
-    name = node_name or socket.gethostname().split(".")[0]
     try:
         nc = cfg.node(name)
     except KeyError:
@@ -90,6 +100,20 @@ def main(
         asyncio.run(_serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset))
     finally:
         remove_pid(pid_file)
+
+
+def _config(conf_file: str | None, conf_server: str | None, name: str) -> Config:
+    """The configuration: ``-f`` / ``$SLURM_CONF``, or fetched from ``--conf-server``."""
+    if conf_server is None:
+        return load_config(conf_file)
+    if conf_file:
+        raise ConfigError("-f and --conf-server exclude each other")
+    from agent.configless import FetchError, load
+
+    try:
+        return load(conf_server, name)
+    except FetchError as e:
+        raise ConfigError(f"--conf-server: {e}") from None
 
 
 def node_key_of(cfg: Config, name: str) -> tuple[bytes, str]:

@@ -40,6 +40,7 @@ from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import StreamingResponse
 from pydantic import AfterValidator, BaseModel, Field
 
+from agent.configless import local_conf
 from agent.daemon import AgentState, OrderRefused
 from slurmlite.credential import CredentialError
 from slurmlite.protocol import StepLaunch, from_dict
@@ -155,6 +156,7 @@ def add_step_routes(app: FastAPI) -> None:
         except OrderRefused as e:
             raise HTTPException(status_code=e.status, detail=f"credential refused: {e}") from None
         launch = from_dict(StepLaunch, body.model_dump())
+        launch.environment = local_conf(launch.environment, st.cfg.path)
         if request.client is not None:  # where srun runs, as Slurm tells the tasks
             launch.environment["SLURM_LAUNCH_NODE_IPADDR"] = request.client.host
         return StreamingResponse(await st.start_step(launch), media_type=NDJSON)

@@ -7,6 +7,10 @@ gets an answer; :meth:`Munged.stop` ends that child by its PID.  Without the
 munge programs :func:`find_munged` returns None and the tests skip, unless
 ``SLURMLITE_REQUIRE_MUNGE=1`` (set by ``.ci/run``) makes that an error.
 
+Several "hosts" share one munge key as a real cluster does: start one munged
+per host with the same ``key`` (bytes) and, where clients use munge's
+default socket, ``socket_name="munge.socket.2"`` (tests/e2e/test_hosts.py).
+
 ``directory`` must be reachable by every user who runs ``munge`` (mode 0755
 on the path), the socket itself is 0777 (munged makes it so).
 """
@@ -41,21 +45,31 @@ def munged_or_skip() -> str:
 
 
 class Munged:
-    def __init__(self, directory: Path, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(
+        self, directory: Path, proc: subprocess.Popen[bytes], socket_name: str = "munge.sock"
+    ) -> None:
         self.directory = directory
-        self.socket = str(directory / "munge.sock")
+        self.socket = str(directory / socket_name)
         self.proc = proc
 
     @classmethod
-    def start(cls, directory: Path, binary: str, timeout: float = 15.0) -> Munged:
+    def start(
+        cls,
+        directory: Path,
+        binary: str,
+        timeout: float = 15.0,
+        key: bytes | None = None,
+        socket_name: str = "munge.sock",
+    ) -> Munged:
+        """``key``: the cluster's munge key (default: a fresh one, this munged alone)."""
         directory.mkdir(parents=True, exist_ok=True)
-        key = directory / "munge.key"
-        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
+        key_path = directory / "munge.key"
+        fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
         with os.fdopen(fd, "wb") as f:
-            f.write(os.urandom(1024))  # as `dd if=/dev/urandom bs=1 count=1024`
+            f.write(key or os.urandom(1024))  # as `dd if=/dev/urandom bs=1 count=1024`
         argv = [
             binary, "-F", "-f",  # foreground (our child, stopped by PID); -f: temp-dir paths
-            f"--socket={directory}/munge.sock", f"--key-file={key}",
+            f"--socket={directory}/{socket_name}", f"--key-file={key_path}",
             f"--pid-file={directory}/munged.pid", f"--log-file={directory}/munged.log",
             f"--seed-file={directory}/munged.seed",
         ]  # fmt: skip
@@ -64,7 +78,7 @@ class Munged:
             argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
         )
         log.close()
-        daemon = cls(directory, proc)
+        daemon = cls(directory, proc, socket_name)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if proc.poll() is not None:

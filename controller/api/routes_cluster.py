@@ -12,6 +12,7 @@ from controller.api.schemas import (
     Ack,
     CompletionAcksModel,
     CompletionBatchModel,
+    ConfigFiles,
     ConfigItems,
     Health,
     HeartbeatOut,
@@ -26,6 +27,8 @@ from controller.api.schemas import (
 )
 from slurmlite import errors
 from slurmlite.config_show import config_items
+from slurmlite.configless import served_files
+from slurmlite.conftext import ConfigError
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import (
     CompletionAck,
@@ -69,6 +72,16 @@ def partitions(caller: UserCaller, ctl: Ctl):
 @user_router.get("/config", response_model=ConfigItems)
 def config(caller: UserCaller, ctl: Ctl) -> ConfigItems:
     return ConfigItems(items=config_items(ctl.cfg))
+
+
+@user_router.get("/config/files", response_model=ConfigFiles)
+def config_files(caller: UserCaller, ctl: Ctl) -> ConfigFiles:
+    """slurm.conf (Includes inlined, the store URL withheld), gres.conf, cgroup.conf, as
+    they are on the controller's disk now: what ``slurmd --conf-server`` caches."""
+    try:
+        return ConfigFiles(files=served_files(ctl.cfg.path))
+    except (ConfigError, OSError) as e:  # edited into something unreadable since start
+        raise SlurmError(errors.SLURMLITE_CONFIG_INVALID, str(e)) from None
 
 
 @user_router.post("/nodes/update", response_model=Ack)

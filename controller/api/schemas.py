@@ -164,6 +164,11 @@ class ConfigItems(BaseModel):
     items: list[Annotated[list[str], Field(min_length=2, max_length=2)]]
 
 
+class ConfigFiles(BaseModel):
+    # file name -> text: what a configless host caches (slurmlite.configless)
+    files: dict[str, str]
+
+
 class WhoAmI(BaseModel):
     uid: int
     gid: int
