@@ -26,6 +26,7 @@ from sqlalchemy.orm import defer
 
 from controller.auth.callers import Caller, may_act_on
 from controller.jobs import submit_keys
+from controller.jobs.node_scripts import drain_for, prolog_failed
 from controller.jobs.submit_keys import Attempt
 from controller.jobs.validate import SubmitPlan, SubmitValidator
 from controller.nodes.agent_client import AgentOrder
@@ -79,6 +80,9 @@ class JobService:
         self.clock = clock
         self.min_job_age = validator.cfg.min_job_age
         self._purger = submit_keys.Purger()
+        self.drain_node: Callable[[str, str], None] | None = (
+            None  # (node, reason), wired by context
+        )
 
     # ------------------------------------------------------------ submit
 
@@ -431,6 +435,10 @@ class JobService:
                 key = (msg.job_id, msg.restarts, msg.step_id)
                 out.append(key not in seen and self._complete_in(s, node, msg, now, rows, steps))
                 seen.add(key)
+        for reason in {drain_for(m) for m, c in zip(msgs, out, strict=True) if c} - {None}:
+            log.warning("event=node_drained node=%s reason=%r", node, reason)
+            if self.drain_node is not None:
+                self.drain_node(node, str(reason))
         return out
 
     def _complete_in(  # type: ignore[no-untyped-def]
@@ -450,6 +458,9 @@ class JobService:
             return _end_of_requeued_run(steps.get((row.id, msg.step_id)), node, msg, now)
         if row is None or row.restarts != msg.restarts or row.batch_host != node:
             return False
+        if msg.failed_script == "prolog" and row.state == "RUNNING":
+            prolog_failed(s, self.validator.cfg, row, node, msg, now)  # requeued held
+            return True
         step = steps.get((row.id, msg.step_id))
         if step is not None and step.end_time is not None:
             return False  # duplicate report

@@ -80,7 +80,8 @@ class Reconciler:
                 (JobRow.state == "RUNNING")
                 | ((JobRow.flags > "") & JobRow.flags.like("%COMPLETING%")),
             )
-            rows = [(row.id, row.restarts) for row in s.scalars(q)]
+            # a CONFIGURING job waits for PrologSlurmctld: no node holds it yet
+            rows = [(r.id, r.restarts) for r in s.scalars(q) if "CONFIGURING" not in r.flags]
             strays = []
             if registering:
                 for job_id in sorted(held):
