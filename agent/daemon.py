@@ -222,7 +222,7 @@ class AgentState(CompletionSpool, StepDuties):
                 )
             )
             return "failed"
-        keep_epilog_env(self.cfg, self.name, spec, proc.job_dir)
+        keep_epilog_env(self.cfg, self.name, spec, self.launcher.job_dir(spec.job_id))
         self._watch(Job(spec.job_id, spec.restarts, spec.step_id, proc))
         # the batch host is the job's first node: where a rendezvous would listen
         if warning := port_warning(spec.environment, self.name):
@@ -259,7 +259,7 @@ class AgentState(CompletionSpool, StepDuties):
 
     async def _finish(self, job: Job) -> None:
         """The node's Epilog, then the completion (held until the epilog is over)."""
-        why = await run_epilog(self.cfg, self.name, job.job_id, job.proc.job_dir)
+        why = await run_epilog(self.cfg, self.name, job.job_id, self.launcher.job_dir(job.job_id))
         self._ended(job, epilog_failed=why is not None)
 
     def _ended(self, job: Job, epilog_failed: bool = False) -> None:
