@@ -175,7 +175,10 @@ class CtldScripts:
             return []
         due = []
         with self.parts.db.write() as s:
-            q = select(JobRow).where(JobRow.ctld_epilog.in_((OWED, RUNNING)))
+            q = select(JobRow).where(  # the index first; running jobs owe it later
+                JobRow.ctld_epilog.in_((OWED, RUNNING)),
+                JobRow.state.not_in(("PENDING", "RUNNING", "SUSPENDED")),
+            )
             for row in s.scalars(q):
                 if row.id in self.running or not is_finished(row.state):
                     continue

@@ -44,9 +44,9 @@ def script(path: Path, body: str) -> str:
 
 def test_a_failed_prolog_drains_the_node_and_requeues_the_job_held(harness):
     h = harness
-    jid = h.submit()["job_id"]
+    jid = h.submit(std_out="/tmp/out-%j-%r.txt", open_mode="append")["job_id"]
     h.tick()
-    h.agents.take("launch", 1)
+    assert h.agents.take("launch", 1)[0].spec.std_out == f"/tmp/out-{jid}-0.txt"
     assert h.job(jid)["nodes"] == ["n1"]
     assert h.ctl.jobs.complete("n1", prolog_failure(jid, "n1")) is True
     job = h.job(jid)
@@ -67,6 +67,8 @@ def test_a_failed_prolog_drains_the_node_and_requeues_the_job_held(harness):
     assert (job["state"], job["nodes"], job["restarts"]) == ("RUNNING", ["n2"], 1)
     [launch] = h.agents.take("launch", 1)
     assert launch.spec.environment["SLURM_RESTART_COUNT"] == "1"
+    # file patterns see the restart count; the open mode travels with every run
+    assert (launch.spec.std_out, launch.spec.open_mode) == (f"/tmp/out-{jid}-1.txt", "append")
 
 
 def test_max_batch_requeue_failed_prologs_end_the_job_failed(harness):
@@ -155,6 +157,13 @@ def test_a_job_stays_configuring_while_prolog_slurmctld_runs(harness, tmp_path):
     assert (job["state"], job["flags"]) == ("RUNNING", ["CONFIGURING"])
     # a controller restarted meanwhile finds it and configures it again
     assert h.ctl.loop.scripts.leftovers() == [(jid, 0)]
+    # its node does not list it (no launch yet): that is no sign the job vanished
+    for _ in range(3):
+        h.ctl.nodes.heartbeat(job["nodes"][0], [])
+        h.pass_time(4)  # 12 s > the reconciler's grace of 5 s
+    h.tick()
+    job = h.job(jid)
+    assert (job["state"], job["flags"], job["restarts"]) == ("RUNNING", ["CONFIGURING"], 0)
 
 
 def test_epilog_slurmctld_runs_once_the_job_ended_and_a_failure_is_only_logged(
