@@ -126,6 +126,7 @@ class AgentState(CompletionSpool, StepDuties):
     registered: asyncio.Event = field(default_factory=asyncio.Event)
     launching: set[int] = field(default_factory=set)  # job ids whose launch is under way
     _background: set[asyncio.Task[Any]] = field(default_factory=set)  # prologs, late epilogs
+    _stopped: set[tuple[int, int]] = field(default_factory=set)  # terminated in their prolog
 
     def __post_init__(self, cluster_key: bytes | None) -> None:
         if cluster_key is not None and not self.node_key:
@@ -200,6 +201,12 @@ class AgentState(CompletionSpool, StepDuties):
         try:
             if why := await run_prolog(self.cfg, self.name, spec):  # agent.scripts
                 raise PrologError(why)
+            if key in self._stopped:  # terminated while its prolog ran: it never starts
+                self._stopped.discard(key)
+                now = self.clock()
+                done = JobCompletion(self.name, *key, spec.step_id, 15, now, now)  # SIGTERM
+                await self.queue_completion(done)
+                return "failed"
             proc = await self._start(spec)
         except LaunchError as e:
             log.warning(
@@ -323,6 +330,9 @@ class AgentState(CompletionSpool, StepDuties):
 
     async def signal(self, spec: SignalSpec) -> str:
         """The batch run's part of a signal or terminate order; the steps' is ``signal_steps``."""
+        if spec.signal is None and self.cfg.prolog and spec.job_id in self.launching:
+            self._stopped.add((spec.job_id, spec.restarts))  # its prolog may run long
+            return "ok"
         await self._settled(spec.job_id)  # an order for a run being started waits for it
         job = self.jobs.get((spec.job_id, spec.restarts))
         if spec.full and spec.signal is not None and job is not None and job.proc.cgroup:

@@ -15,6 +15,8 @@ Here (``agent.daemon``):
    fails, nothing is spawned and the run's completion says
    ``failed_script="prolog"`` (the controller drains the node, "Prolog
    error", and requeues the job held);
+   a terminate order (scancel) that comes meanwhile is answered at once,
+   and the run then never starts (its completion: killed by SIGTERM);
 2. otherwise the batch script starts, and the variables the epilog will
    need are kept in ``<spool>/job<ID>/scriptenv.json`` (root's, 0600), so an
    agent restarted mid-job still has them;

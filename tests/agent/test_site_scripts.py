@@ -20,7 +20,7 @@ from typing import Any
 
 from slurmlite.config import parse_config
 from tests.agent.jobs import a_spec
-from tests.agent.test_supervision import FakeController, agent_state, until
+from tests.agent.test_supervision import FakeController, agent_state, signal_spec, until
 
 
 def script(path: Path, body: str) -> Path:
@@ -139,3 +139,29 @@ def test_a_launch_is_answered_while_its_prolog_runs_and_the_job_counts_as_held(
             await state.shutdown()
 
     asyncio.run(asyncio.wait_for(scenario(), timeout=40))
+
+
+def test_a_job_terminated_during_its_prolog_never_starts(area: Path) -> None:
+    go, ran = area / "go", area / "work" / "ran"
+    prolog = script(area / "prolog", f"while [ ! -e {go} ]; do sleep 0.05; done\n")
+    cfg = parse_config(f"SlurmctldHost=localhost(127.0.0.1)\nProlog={prolog}\n")
+
+    async def scenario() -> None:
+        state = agent_state(area / "spool", cfg=cfg)
+        controller = FakeController()
+        state.post = controller.post  # type: ignore[method-assign]
+        reporter = asyncio.create_task(state.report_forever())
+        try:
+            assert await state.launch(a_spec(area, 82, f"touch {ran}\n")) == "started"
+            # scancel: the terminate is answered at once, not after the prolog
+            assert await state.signal(signal_spec(82)) == "ok"
+            go.touch()
+            await until(lambda: controller.received, timeout=20)
+            assert controller.received[-1]["exit_code"] == 15  # as if SIGTERM came first
+            await until(lambda: state.held_jobs() == [], timeout=20)
+        finally:
+            reporter.cancel()
+            await state.shutdown()
+
+    asyncio.run(asyncio.wait_for(scenario(), timeout=40))
+    assert not ran.exists()
