@@ -81,7 +81,7 @@ class Reconciler:
                 | ((JobRow.flags > "") & JobRow.flags.like("%COMPLETING%")),
             )
             # a CONFIGURING job waits for PrologSlurmctld: no node holds it yet
-            rows = [(r.id, r.restarts) for r in s.scalars(q) if "CONFIGURING" not in r.flags]
+            rows = [(r.id, r.restarts) for r in s.scalars(q) if not _configuring(r)]
             strays = []
             if registering:
                 for job_id in sorted(held):
@@ -132,3 +132,7 @@ def lost_nodes(row: JobRow, down: Iterable[str], vanished: dict[int, Vanished]) 
     if vanished_here(row, vanished) and row.batch_host:
         lost.add(row.batch_host)
     return lost
+
+
+def _configuring(row: JobRow) -> bool:
+    return row.state == "RUNNING" and "CONFIGURING" in row.flags

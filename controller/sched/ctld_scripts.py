@@ -130,10 +130,8 @@ class CtldScripts:
         """Run PrologSlurmctld for a started job; its launch, re-signed, if it may start."""
         cfg = self.parts.cfg
         job = await asyncio.to_thread(self._job_of, job_id, restarts)
-        if job is None:
-            return None
         why = None
-        if cfg.prolog_slurmctld:  # unset since (a reconfigure): the job just starts
+        if job is not None and cfg.prolog_slurmctld:  # unset since (reconfigure): it starts
             env = script_environment(PROLOG_CTX, job, cluster=cfg.cluster_name)
             why = await run_site_script(cfg.prolog_slurmctld, env, cfg.prolog_epilog_timeout)
         return await asyncio.to_thread(self._configured, job_id, restarts, why)
@@ -150,8 +148,11 @@ class CtldScripts:
         now = parts.clock()
         with parts.db.write() as s:
             row = s.get(JobRow, job_id)
-            if row is None or row.restarts != restarts or row.state != "RUNNING":
-                return None  # cancelled or ended meanwhile: nothing to launch
+            if row is None or row.restarts != restarts:
+                return None  # requeued meanwhile: that run is gone
+            if row.state != "RUNNING":  # cancelled or timed out meanwhile: nothing to launch
+                row.flags = drop_flag(row.flags, "CONFIGURING")
+                return None
             if why is not None:
                 log.error("event=prolog_slurmctld_failed job=%s why=%r", job_id, why)
                 failure = "PrologSlurmctld failed"

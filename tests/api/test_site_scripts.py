@@ -10,6 +10,7 @@ waits for them as it waits for any delivery.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -187,3 +188,16 @@ def test_epilog_slurmctld_runs_once_the_job_ended_and_a_failure_is_only_logged(
     seen.unlink()
     h.tick()
     assert not seen.exists()  # once per run
+
+
+def test_a_job_cancelled_while_prolog_slurmctld_runs_is_never_launched(harness, tmp_path):
+    h = harness
+    h.ctl.cfg.prolog_slurmctld = script(tmp_path / "ok", "true\n")
+    jid = h.submit()["job_id"]
+    scripts = h.ctl.loop.scripts
+    assert scripts.hold_launches(h.ctl.loop._schedule()) == []  # CONFIGURING, not launched
+    h.client.post("/v1/jobs/cancel", json={"job_ids": [jid]})
+    assert asyncio.run(scripts.configure(jid, 0)) is None  # the prolog ends: no launch
+    job = h.job(jid)
+    assert job["state"] == "CANCELLED" and "CONFIGURING" not in job["flags"]
+    assert not [o for o in h.agents.sent if o.kind == "launch"]
