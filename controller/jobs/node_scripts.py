@@ -27,6 +27,8 @@ commit, through the node service (the node rows' only writer).
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from controller.sched.requeue import requeue_failed_launch
@@ -39,18 +41,38 @@ if TYPE_CHECKING:
     from slurmlite.config import Config
     from slurmlite.protocol import JobCompletion
 
+log = logging.getLogger("slurmctld.jobs")
 PROLOG_ERROR, EPILOG_ERROR = "Prolog error", "Epilog error"  # Slurm's drain reasons
 
 
 def prolog_failed(
     s: Session, cfg: Config, row: JobRow, node: str, msg: JobCompletion, now: float
-) -> None:
-    """The run of ``row`` never started: its prolog on ``node`` failed (module doc)."""
+) -> bool:
+    """If ``msg`` says the run of ``row`` never started because its prolog on ``node``
+    failed, apply that (module doc) and return True."""
+    if msg.failed_script != "prolog" or row.state != "RUNNING":
+        return False
     requeue_failed_launch(s, cfg, row, now, PROLOG, node, f"{PROLOG_ERROR} on {node}")
     if row.state == "FAILED":
         row.exit_code = msg.exit_code
+    return True
 
 
 def drain_for(msg: JobCompletion) -> str | None:
     """The drain reason a completion asks for, if a script of the node failed."""
     return {"prolog": PROLOG_ERROR, "epilog": EPILOG_ERROR}.get(msg.failed_script or "")
+
+
+def drain_after(
+    node: str,
+    msgs: list[JobCompletion],
+    changed: list[bool],
+    drain: Callable[[str, str], None] | None,
+) -> None:
+    """Drain ``node`` once for each kind of script failure its new reports name."""
+    for reason in sorted(
+        {r for m, c in zip(msgs, changed, strict=True) if c and (r := drain_for(m))}
+    ):
+        log.warning("event=node_drained node=%s reason=%r", node, reason)
+        if drain is not None:
+            drain(node, reason)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from controller.steps.ends import step_state
 from controller.store.models import JobRow, StepRow
 from slurmlite import reasons
 from slurmlite.restarts import add_cause, launch_failures
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from slurmlite.config import Config
+    from slurmlite.protocol import JobCompletion
 
 LAUNCH_HELD = "launch failed requeued held"  # the held job's reason description (Slurm's)
 
@@ -81,3 +83,14 @@ def requeue_failed_launch(
     requeue_run(s, row, now, delay, cause, detail)
     row.hold, row.priority = reasons.JOB_HELD_ADMIN, 0
     row.reason, row.state_desc = reasons.JOB_HELD_ADMIN, LAUNCH_HELD
+
+
+def end_of_requeued_run(step: StepRow | None, node: str, msg: JobCompletion, now: float) -> bool:
+    """The run before a ``scontrol requeue`` ended: its batch step records how (the job,
+    PENDING for its next run, is untouched), as sacct shows it.  Only while the job
+    waits: once it runs again, the step row is the new run's."""
+    if step is None or step.end_time is not None or step.nodes != node:
+        return False
+    step.exit_code, step.end_time = msg.exit_code, msg.end_time or now
+    step.state = step_state(msg.exit_code, "PENDING", msg.launch_failed)
+    return True
