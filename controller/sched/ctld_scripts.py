@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from slurmlite.protocol import LaunchSpec
 
     Launch = tuple[LaunchSpec, AgentAddress]
+    Due = tuple[int, ScriptJob, int | None, int | None]  # job id, job, exit code, derived
 
 log = logging.getLogger("slurmctld.scripts")
 OWED, RUNNING = 1, 2  # jobs.ctld_epilog
@@ -93,6 +94,24 @@ class CtldScripts:
         self.parts = parts
         self.running: set[int] = set()  # job ids whose EpilogSlurmctld runs now
         self._recovered = False  # leftovers() asked
+
+    async def after_pass(
+        self, started: list[Launch]
+    ) -> tuple[list[Launch], list[tuple[int, int]], list[Due]]:
+        """After a pass: (launches to send now, runs to configure, epilogs due).
+
+        Without either script configured this costs no store access (after the
+        first pass, which looks for a restarted controller's CONFIGURING jobs)."""
+        cfg = self.parts.cfg
+        configuring = [] if self._recovered else await asyncio.to_thread(self.leftovers)
+        launches, epilogs = started, []
+        if started and (cfg.prolog_slurmctld or cfg.epilog_slurmctld):
+            launches = await asyncio.to_thread(self.hold_launches, started)
+            if launches is not started:
+                configuring += [(spec.job_id, spec.restarts) for spec, _addr in started]
+        if cfg.epilog_slurmctld:
+            epilogs = await asyncio.to_thread(self.owed_epilogs)
+        return launches, configuring, epilogs
 
     # ------------------------------------------------------------ prolog
 
@@ -169,7 +188,7 @@ class CtldScripts:
 
     # ------------------------------------------------------------ epilog
 
-    def owed_epilogs(self) -> list[tuple[int, ScriptJob, int | None, int | None]]:
+    def owed_epilogs(self) -> list[Due]:
         """Ended jobs whose EpilogSlurmctld is due now, flagged COMPLETING while it runs:
         (job id, job, exit code, derived exit code)."""
         if not self.parts.cfg.epilog_slurmctld:

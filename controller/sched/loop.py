@@ -176,11 +176,8 @@ class SchedulerLoop:
         orders += await asyncio.to_thread(self._time_limits)
         orders += await asyncio.to_thread(self._steps_and_allocations)
         started = await asyncio.to_thread(self._schedule)
-        configuring = await asyncio.to_thread(self.scripts.leftovers)  # first pass: a restart's
         # with PrologSlurmctld the started jobs are CONFIGURING: their launches wait for it
-        launches = await asyncio.to_thread(self.scripts.hold_launches, started)
-        configuring += [] if launches is started else [(a.job_id, a.restarts) for a, _ in started]
-        epilogs = await asyncio.to_thread(self.scripts.owed_epilogs)
+        launches, configuring, epilogs = await self.scripts.after_pass(started)
         per_node: dict[AgentAddress, list[LaunchSpec]] = {}
         for spec, addr in launches:
             per_node.setdefault(addr, []).append(spec)
