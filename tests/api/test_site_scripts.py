@@ -201,3 +201,19 @@ def test_a_job_cancelled_while_prolog_slurmctld_runs_is_never_launched(harness, 
     job = h.job(jid)
     assert job["state"] == "CANCELLED" and "CONFIGURING" not in job["flags"]
     assert not [o for o in h.agents.sent if o.kind == "launch"]
+
+
+def test_an_epilog_slurmctld_cut_short_by_a_restart_runs_again(harness, tmp_path):
+    from controller.sched.ctld_scripts import RUNNING, CtldScripts
+    from controller.store.models import JobRow
+
+    h = harness
+    h.ctl.cfg.epilog_slurmctld = script(tmp_path / "epi", "true\n")
+    jid = h.submit()["job_id"]
+    h.tick()
+    h.ctl.jobs.complete("n1", JobCompletion("n1", jid, 0, "batch", 0))
+    with h.ctl.db.write() as s:  # the previous controller died while the script ran
+        s.get(JobRow, jid).ctld_epilog = RUNNING
+    fresh = CtldScripts(h.ctl.sched)
+    assert [due[0] for due in fresh.owed_epilogs()] == [jid]
+    assert fresh.owed_epilogs() == []  # and only once
