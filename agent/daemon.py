@@ -76,6 +76,7 @@ from agent.isolation import Isolation
 from agent.launcher import BatchRun, Launcher, LaunchError
 from agent.orders import OrderGate, OrderRefused
 from agent.portcheck import port_warning
+from agent.scripts import PrologError, keep_epilog_env, run_epilog, run_prolog
 from agent.stepstate import StepDuties
 from agent.steptable import StepTable
 from slurmlite.clock import Clock, monotonic_clock, system_clock
@@ -125,6 +126,8 @@ class AgentState(CompletionSpool, StepDuties):
     start_time: float = field(init=False)
     registered: asyncio.Event = field(default_factory=asyncio.Event)
     launching: set[int] = field(default_factory=set)  # job ids whose launch is under way
+    _background: set[asyncio.Task[Any]] = field(default_factory=set)  # prologs, late epilogs
+    _stopped: set[tuple[int, int]] = field(default_factory=set)  # terminated in their prolog
 
     def __post_init__(self, cluster_key: bytes | None) -> None:
         if cluster_key is not None and not self.node_key:
@@ -182,7 +185,14 @@ class AgentState(CompletionSpool, StepDuties):
         self.launching.add(spec.job_id)
         task = asyncio.ensure_future(self._launch(spec))
         task.add_done_callback(lambda _: self.launching.discard(spec.job_id))
+        if self.cfg.prolog:  # the prolog may take long: its outcome comes as the completion
+            self._keep(task)
+            return "started"
         return await asyncio.shield(task)
+
+    def _keep(self, task: asyncio.Task[Any]) -> None:
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _launch(self, spec: LaunchSpec) -> str:
         key = (spec.job_id, spec.restarts)
@@ -191,6 +201,14 @@ class AgentState(CompletionSpool, StepDuties):
         self._on_devices(spec)
         spec.environment = local_conf(spec.environment, self.cfg.path)
         try:
+            if why := await run_prolog(self.cfg, self.name, spec):  # agent.scripts
+                raise PrologError(why)
+            if key in self._stopped:  # terminated while its prolog ran: it never starts
+                self._stopped.discard(key)
+                now = self.clock()
+                done = JobCompletion(self.name, *key, spec.step_id, 15, now, now)  # SIGTERM
+                await self.queue_completion(done)
+                return "failed"
             proc = await self._start(spec)
         except LaunchError as e:
             log.warning(
@@ -209,9 +227,11 @@ class AgentState(CompletionSpool, StepDuties):
                     launch_failed=True,
                     reason=e.reason,
                     detail=e.detail,
+                    failed_script="prolog" if isinstance(e, PrologError) else None,
                 )
             )
             return "failed"
+        keep_epilog_env(self.cfg, self.name, spec, self.launcher.job_dir(spec.job_id))
         self._watch(Job(spec.job_id, spec.restarts, spec.step_id, proc))
         # the batch host is the job's first node: where a rendezvous would listen
         if warning := port_warning(spec.environment, self.name):
@@ -243,10 +263,15 @@ class AgentState(CompletionSpool, StepDuties):
 
     async def _await_end(self, job: Job) -> None:
         await job.proc.wait_async()
-        self._ended(job)
+        await self._finish(job)
         self.jobs.pop((job.job_id, job.restarts), None)
 
-    def _ended(self, job: Job) -> None:
+    async def _finish(self, job: Job) -> None:
+        """The node's Epilog, then the completion (held until the epilog is over)."""
+        why = await run_epilog(self.cfg, self.name, job.job_id, self.launcher.job_dir(job.job_id))
+        self._ended(job, epilog_failed=why is not None)
+
+    def _ended(self, job: Job, epilog_failed: bool = False) -> None:
         """Queue the run's completion (``status`` known) or drop it (unknown)."""
         proc = job.proc
         if proc.status is None:
@@ -268,6 +293,7 @@ class AgentState(CompletionSpool, StepDuties):
                 exit_code=proc.status,
                 start_time=proc.started,
                 end_time=proc.ended or self.clock(),
+                failed_script="epilog" if epilog_failed else None,
             )
         )
 
@@ -286,7 +312,10 @@ class AgentState(CompletionSpool, StepDuties):
                 watched += 1
                 log.info("event=adopted job=%s pid=%s node=%s", job_id, proc.pid, self.name)
             elif not self._completion_path(job_id, proc.restarts).exists():
-                self._ended(job)
+                if self.cfg.epilog and proc.status is not None:  # it ended meanwhile
+                    self._keep(asyncio.ensure_future(self._finish(job)))
+                else:
+                    self._ended(job)
                 queued += proc.status is not None
         return watched, queued
 
@@ -298,10 +327,14 @@ class AgentState(CompletionSpool, StepDuties):
         files = (self.spool / "completions").glob("*.json")
         names = (p.name.split(".")[0] for p in files if p.name.count(".") == 2)
         owed = {int(n) for n in names if n.isdigit()}
-        return sorted({j for j, _ in self.jobs} | owed)
+        # a launch under way (its prolog running) is held too: the job is here
+        return sorted({j for j, _ in self.jobs} | owed | self.launching)
 
     async def signal(self, spec: SignalSpec) -> str:
         """The batch run's part of a signal or terminate order; the steps' is ``signal_steps``."""
+        if spec.signal is None and self.cfg.prolog and spec.job_id in self.launching:
+            self._stopped.add((spec.job_id, spec.restarts))  # its prolog may run long
+            return "ok"
         await self._settled(spec.job_id)  # an order for a run being started waits for it
         job = self.jobs.get((spec.job_id, spec.restarts))
         if spec.full and spec.signal is not None and job is not None and job.proc.cgroup:

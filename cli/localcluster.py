@@ -53,6 +53,7 @@ class ClusterSpec:
     def_mem_per_cpu: int | None = None  # default: RealMemory / CPUs, so jobs share nodes
     extra_partitions: tuple[str, ...] = ()  # more PartitionName= lines (tests, demos)
     store_url: str | None = None  # SlurmliteStoreURL (default: SQLite under the cluster dir)
+    extra_conf: tuple[str, ...] = ()  # more global Key=Value lines (tests: Prolog=...)
 
     @property
     def conf(self) -> Path:
@@ -206,6 +207,7 @@ def render_conf(
         "SlurmdParameters=config_overrides",
         f"DefMemPerCPU={def_mem}",
         "GresTypes=gpu",
+        *spec.extra_conf,
     ]
 
     def gres(count: int) -> str:

@@ -95,7 +95,9 @@ FIELDS: tuple[tuple[str, int, str], ...] = tuple(
     if item
     for name, width, kind in [item.split()]
 )
-_NAMES = tuple(name for name, _w, _k in FIELDS)
+# slurmlite's fields: named by -o, never in --helpformat or ALL (as in 22.05's list)
+EXTRA_FIELDS: tuple[tuple[str, int, str], ...] = (("Restarts", 8, "u"), ("RestartCauses", 40, "s"))
+_NAMES = tuple(name for name, _w, _k in FIELDS + EXTRA_FIELDS)
 NO_VAL = 4294967294  # Slurm's "unset" 32-bit value (array task of a plain job)
 # sacct's Reason is the last pending reason other than None/Priority/Resources
 # (slurmctld's "state_reason_prev_db"); reasons set when a job ends never count
@@ -144,7 +146,8 @@ def parse_fields(text: str) -> list[Column]:
         chosen.append(index)
         if width is not None:
             widths[index] = width
-    return [Column(FIELDS[i][0], widths.get(i, FIELDS[i][1]), FIELDS[i][2]) for i in chosen]
+    table = FIELDS + EXTRA_FIELDS
+    return [Column(table[i][0], widths.get(i, table[i][1]), table[i][2]) for i in chosen]
 
 
 # ------------------------------------------------------------------ values
@@ -311,6 +314,8 @@ def _job_values() -> dict[str, _JobGetter]:
         "ReqMem": lambda j, c: convert_mb(_job_mem(j), c.convert) if _job_mem(j) else None,
         "ReqNodes": lambda j, c: str(j.num_nodes),
         "Reserved": lambda j, c: _reserved(j, c.now),
+        "Restarts": lambda j, c: j.restarts,
+        "RestartCauses": lambda j, c: getattr(j, "restart_causes", "") or None,
         "ResvCPU": lambda j, c: _reserved(j, c.now) * j.num_cpus,
         "ResvCPURAW": lambda j, c: _reserved(j, c.now) * j.num_cpus,
         "Start": lambda j, c: j.start_time,

@@ -157,6 +157,9 @@ def job_lines(job: JobInfo, now: float, details: bool = False) -> list[str]:
         f"Requeue={int(job.requeue)} Restarts={job.restarts} BatchFlag={int(batch)} Reboot=0 "
         f"ExitCode={states.exit_code_str(job.exit_code)}",
     ]
+    causes = attr(job, "restart_causes")
+    if causes:  # slurmlite: why each restart happened (slurmlite.restarts)
+        lines.append(f"RestartCauses={causes}")
     if details:
         lines.append(f"DerivedExitCode={states.exit_code_str(job.derived_exit_code)}")
     lines += [

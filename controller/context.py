@@ -42,6 +42,7 @@ from slurmlite import errors
 from slurmlite.config import Config, ConfigError, load_config
 from slurmlite.credential import NonceCache
 from slurmlite.errors import SlurmError
+from slurmlite.protocol import NodeUpdate
 from slurmlite.scheduler.registry import scheduler_for
 from slurmlite.scheduler.snapshot import Policy
 
@@ -74,6 +75,10 @@ class Controller:
         self.accounts.bootstrap()
         self.validator = SubmitValidator(cfg, policy, self.nodes, self.accounts)
         self.jobs = JobService(self.db, self.validator, clock)
+        # a failed Prolog/Epilog drains its node (controller.jobs.node_scripts), as SlurmUser
+        self.jobs.drain_node = lambda node, why: self.nodes.update(
+            NodeUpdate([node], "DRAIN", why), 0
+        )
         self.priorities = PriorityService(  # multifactor priority, usage, fair-share
             self.db, cfg, self.nodes.rows, self.accounts.records, wake=lambda: self.loop.wake()
         )

@@ -182,6 +182,14 @@ class Config:
     priority_usage_reset_period: str = _key("PriorityUsageResetPeriod", "reset", "NONE")
     fairshare_dampening_factor: int = _key("FairShareDampeningFactor", "pos", 1)
     accounting_storage_enforce: list[str] = _key("AccountingStorageEnforce", "list", factory=list)
+    # prolog and epilog scripts (agent.scripts, controller.sched.ctld_scripts); None: none
+    prolog: str | None = _key("Prolog", "optpath")  # on the batch host, before the script
+    epilog: str | None = _key("Epilog", "optpath")  # on the batch host, after the job
+    prolog_slurmctld: str | None = _key("PrologSlurmctld", "optpath")  # controller, at start
+    epilog_slurmctld: str | None = _key("EpilogSlurmctld", "optpath")  # controller, at end
+    prolog_epilog_timeout: int = _key("PrologEpilogTimeout", "sec", 65534)  # 65534: no limit
+    prolog_flags: list[str] = _key("PrologFlags", "list", factory=list)  # accepted
+    max_batch_requeue: int = _key("MaxBatchRequeue", "int", 5)  # failed launches before FAILED
     # retention (slurmdbd.conf's keys; slurmlite/retention.py): None keeps every job forever
     purge_job_after: Purge | None = _key("PurgeJobAfter", "purge", None)
     archive_jobs: bool = _key("ArchiveJobs", "bool", False)

@@ -224,6 +224,7 @@ class JobInfo:
     exit_code: int | None = None
     derived_exit_code: int | None = None
     restarts: int = 0
+    restart_causes: str = ""  # slurmlite: why each restart happened (slurmlite.restarts)
     command: str | None = None
     std_out: str | None = None
     std_err: str | None = None
@@ -380,6 +381,9 @@ class JobCompletion:
     launch_failed: bool = False
     reason: str | None = None  # e.g. "JobLaunchFailure"
     detail: str | None = None  # why, in a few words, e.g. "User not found on host"
+    # a site script on the node failed (slurmlite.scriptenv): "prolog" (nothing ran: the
+    # controller drains the node and requeues the job held) or "epilog" (drains the node)
+    failed_script: str | None = None
 
 
 @dataclass

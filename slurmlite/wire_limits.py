@@ -100,6 +100,7 @@ JOB_STATE_FILTERS = (
 CHOICES: dict[str, tuple[str, ...]] = {
     "open_mode": ("truncate", "append"),
     "script_encoding": ("base64",),
+    "failed_script": ("prolog", "epilog"),  # JobCompletion: which site script failed
     "states": JOB_STATE_FILTERS,  # scancel --state (long names, as scancel sends them)
 }
 

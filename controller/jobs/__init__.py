@@ -7,4 +7,5 @@
 ``service.py``       ``JobService``: submit, read, cancel, completions, and the
                      agent orders that follow a change.
 ``operations.py``    ``JobOps``: hold, release, requeue, update (scontrol).
+``node_scripts.py``  a node's failed Prolog (drain, requeue held) or Epilog (drain).
 """

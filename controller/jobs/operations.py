@@ -25,7 +25,7 @@ checked in Slurm's order (spec §1.7-§1.8, ``S:src/slurmctld/job_mgr.c``):
    * **requeue** (batch jobs that allow it, else ``ESLURM_DISABLED``; a
      pending job -> ``ESLURM_JOB_PENDING``): a running job's nodes are told
      to terminate that run, and the job goes back to PENDING as after a
-     node failure (``loop._requeue``: restart count + 1, reason
+     node failure (``sched.requeue``: restart count + 1, reason
      ``BeginTime`` for ``requeue_delay`` seconds, its resources free at
      once).  Unlike a node failure, the old run's batch step is kept: its
      end, reported by the agent, is recorded there (``JobService``), so
@@ -59,13 +59,17 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from sqlalchemy.orm import object_session
+
 from controller.auth.callers import Caller, may_act_on
 from controller.jobs.service import JobService
 from controller.nodes.agent_client import AgentOrder
 from controller.sched.gather import pending_job
+from controller.sched.requeue import requeue_run
 from controller.store.models import JobRow
 from controller.store.rows import split_list
 from slurmlite import errors, reasons
+from slurmlite.restarts import REQUEUE
 from slurmlite.scheduler.priority import initial_priority
 from slurmlite.states import is_finished
 from slurmlite.timefmt import fmt_timestamp
@@ -207,7 +211,7 @@ class JobOps:
                     out.orders.append(
                         AgentOrder("terminate", row.id, node, row.restarts, message=line)
                     )
-            _requeue_row(row, now, delay)
+            _requeue_row(object_session(row), row, now, delay, caller.user)
             if hold:
                 row.hold, row.state_desc = USER_HOLD, REQUEUE_HELD
             if row.hold is not None:
@@ -341,11 +345,7 @@ def _check_priority(caller: Caller, row: JobRow, new: int | None) -> int:
     return errors.ESLURM_PRIO_RESET_FAIL if new < row.priority else errors.ESLURM_ACCESS_DENIED
 
 
-def _requeue_row(row: JobRow, now: float, delay: int) -> None:
-    """Back to PENDING for another run (``loop._requeue`` without deleting the batch step)."""
-    row.state, row.reason, row.flags, row.state_desc = "PENDING", reasons.BEGIN_TIME, "", None
-    row.restarts += 1
-    row.eligible_time = now + delay + 1
-    row.start_time = row.end_time = None
-    row.alloc, row.nodes, row.layout, row.batch_host = "[]", "", "", None
-    row.cancelled_by = None
+def _requeue_row(s, row: JobRow, now: float, delay: int, by: str) -> None:  # type: ignore[no-untyped-def]
+    """Back to PENDING for another run (``requeue_run``, keeping the batch step)."""
+    requeue_run(s, row, now, delay, REQUEUE, by, keep_batch_step=True)
+    row.state_desc, row.cancelled_by = None, None

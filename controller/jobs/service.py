@@ -26,9 +26,11 @@ from sqlalchemy.orm import defer
 
 from controller.auth.callers import Caller, may_act_on
 from controller.jobs import submit_keys
+from controller.jobs.node_scripts import drain_after, prolog_failed
 from controller.jobs.submit_keys import Attempt
 from controller.jobs.validate import SubmitPlan, SubmitValidator
 from controller.nodes.agent_client import AgentOrder
+from controller.sched.requeue import end_of_requeued_run
 from controller.steps.ends import SPECIAL, end_part, running_steps, step_state
 from controller.store import job_query
 from controller.store.db import Database
@@ -79,6 +81,7 @@ class JobService:
         self.clock = clock
         self.min_job_age = validator.cfg.min_job_age
         self._purger = submit_keys.Purger()
+        self.drain_node: Callable[[str, str], None] | None = None  # (node, why): context's
 
     # ------------------------------------------------------------ submit
 
@@ -431,6 +434,7 @@ class JobService:
                 key = (msg.job_id, msg.restarts, msg.step_id)
                 out.append(key not in seen and self._complete_in(s, node, msg, now, rows, steps))
                 seen.add(key)
+        drain_after(node, msgs, out, self.drain_node)  # a failed Prolog/Epilog there
         return out
 
     def _complete_in(  # type: ignore[no-untyped-def]
@@ -447,9 +451,11 @@ class JobService:
         if msg.step_id not in SPECIAL:  # an srun step: one node's part of it
             return end_part(node, msg, now, row, steps)
         if row is not None and row.restarts == msg.restarts + 1 and row.state == "PENDING":
-            return _end_of_requeued_run(steps.get((row.id, msg.step_id)), node, msg, now)
+            return end_of_requeued_run(steps.get((row.id, msg.step_id)), node, msg, now)
         if row is None or row.restarts != msg.restarts or row.batch_host != node:
             return False
+        if prolog_failed(s, self.validator.cfg, row, node, msg, now):
+            return True  # nothing ran: requeued held, or FAILED (node_scripts)
         step = steps.get((row.id, msg.step_id))
         if step is not None and step.end_time is not None:
             return False  # duplicate report
@@ -486,17 +492,6 @@ class JobService:
                 row.exit_code = status
         row.flags = drop_flag(row.flags, "COMPLETING")
         return True
-
-
-def _end_of_requeued_run(step: StepRow | None, node: str, msg: JobCompletion, now: float) -> bool:
-    """The run before a ``scontrol requeue`` ended: its batch step records how (the job,
-    PENDING for its next run, is untouched), as sacct shows it.  Only while the job
-    waits: once it runs again, the step row is the new run's."""
-    if step is None or step.end_time is not None or step.nodes != node:
-        return False
-    step.exit_code, step.end_time = msg.exit_code, msg.end_time or now
-    step.state = step_state(msg.exit_code, "PENDING", msg.launch_failed)
-    return True
 
 
 def _refused(job_id: int, code: int) -> CancelResult:

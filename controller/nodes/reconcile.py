@@ -80,7 +80,8 @@ class Reconciler:
                 (JobRow.state == "RUNNING")
                 | ((JobRow.flags > "") & JobRow.flags.like("%COMPLETING%")),
             )
-            rows = [(row.id, row.restarts) for row in s.scalars(q)]
+            # a CONFIGURING job waits for PrologSlurmctld: no node holds it yet
+            rows = [(r.id, r.restarts) for r in s.scalars(q) if not _configuring(r)]
             strays = []
             if registering:
                 for job_id in sorted(held):
@@ -131,3 +132,7 @@ def lost_nodes(row: JobRow, down: Iterable[str], vanished: dict[int, Vanished]) 
     if vanished_here(row, vanished) and row.batch_host:
         lost.add(row.batch_host)
     return lost
+
+
+def _configuring(row: JobRow) -> bool:
+    return row.state == "RUNNING" and "CONFIGURING" in row.flags

@@ -8,6 +8,10 @@
                    plan written in one transaction: starts, reasons, estimates.
 ``launch.py``      a started job turned into a signed batch launch.
 ``warnsignal.py``  ``--signal=SIG@secs`` warnings due before a time limit.
+``requeue.py``     a run back in the queue (node failure, scontrol, prologs),
+                   with the cause recorded.
+``ctld_scripts.py`` PrologSlurmctld (job CONFIGURING) and EpilogSlurmctld (job
+                   COMPLETING), run off the loop's thread.
 ``loop.py``        ``SchedulerLoop``: liveness, time limits, steps, the pass,
                    and delivering the orders.
 ``willrun.py``     ``sbatch --test-only``: the same pass on a snapshot with the

@@ -63,6 +63,8 @@ from sqlalchemy import select
 from controller.nodes.agent_client import AgentAddress, AgentError, AgentOrder
 from controller.nodes.reconcile import lost_nodes, vanished_here
 from controller.sched import apply
+from controller.sched.ctld_scripts import CtldScripts
+from controller.sched.requeue import requeue_run
 from controller.sched.warnsignal import due_warnings
 from controller.steps.allocations import inactive
 from controller.steps.ends import close_leftovers, running_steps, step_state
@@ -71,6 +73,7 @@ from controller.store.models import JobRow, StepRow
 from controller.store.rows import add_flag, drop_flag, split_list
 from slurmlite import reasons
 from slurmlite.protocol import LaunchSpec, SignalSpec
+from slurmlite.restarts import NODE_FAIL
 from slurmlite.scheduler.snapshot import Plan, Snapshot
 from slurmlite.timefmt import fmt_timestamp
 
@@ -102,6 +105,7 @@ class SchedulerLoop:
         self.wake_latency: float | None = None  # event -> pass start of the last woken pass
         self.wake_idle = True  # that event found the loop idle (not during a pass)
         self.woken = 0  # passes started for an event
+        self.scripts = CtldScripts(parts)  # PrologSlurmctld, EpilogSlurmctld (off this loop)
 
     @property
     def last_snapshot(self) -> Snapshot | None:
@@ -171,7 +175,9 @@ class SchedulerLoop:
         orders += await asyncio.to_thread(self._liveness)
         orders += await asyncio.to_thread(self._time_limits)
         orders += await asyncio.to_thread(self._steps_and_allocations)
-        launches = await asyncio.to_thread(self._schedule)
+        started = await asyncio.to_thread(self._schedule)
+        # with PrologSlurmctld the started jobs are CONFIGURING: their launches wait for it
+        launches, configuring, epilogs = await self.scripts.after_pass(started)
         per_node: dict[AgentAddress, list[LaunchSpec]] = {}
         for spec, addr in launches:
             per_node.setdefault(addr, []).append(spec)
@@ -179,7 +185,17 @@ class SchedulerLoop:
         return [
             *(self._launch(specs, addr) for addr, specs in per_node.items()),
             *(self.dispatch(o) for o in orders),
+            *(self._configure(*run) for run in configuring),
+            *(self.scripts.epilog(*due) for due in epilogs),
         ]
+
+    async def _configure(self, job_id: int, restarts: int) -> None:
+        """PrologSlurmctld for one started job, then its launch (``ctld_scripts``)."""
+        launch = await self.scripts.configure(job_id, restarts)
+        if launch is not None:
+            await self._launch([launch[0]], launch[1])
+        else:
+            self.wake()  # requeued or failed: its resources are free
 
     # ------------------------------------------------------------ steps
 
@@ -340,7 +356,7 @@ def fail_job(s: Session, row: JobRow, lost: set[str], now: float, delay: int) ->
         if n not in lost
     ]
     if row.requeue:
-        _requeue(s, row, now, delay)
+        requeue_run(s, row, now, delay, NODE_FAIL, "+".join(sorted(lost)))
     else:
         row.state, row.reason, row.end_time = "NODE_FAIL", reasons.NODE_DOWN, now
         end_batch_step(s, row, now)
@@ -353,14 +369,3 @@ def end_batch_step(s: Session, row: JobRow, now: float) -> None:
     step = s.get(StepRow, (row.id, "batch"))
     if step is not None and step.end_time is None:
         step.state, step.end_time = "CANCELLED", max(now, step.start_time or now)
-
-
-def _requeue(s, row: JobRow, now: float, delay: int) -> None:  # type: ignore[no-untyped-def]
-    row.state, row.reason, row.flags = "PENDING", reasons.BEGIN_TIME, ""
-    row.restarts += 1
-    row.eligible_time = now + delay + 1
-    row.start_time = row.end_time = None
-    row.alloc, row.nodes, row.layout, row.batch_host = "[]", "", "", None
-    step = s.get(StepRow, (row.id, "batch"))
-    if step is not None:
-        s.delete(step)
