@@ -369,6 +369,8 @@ class SubmitValidator:
             v["eligible_time"], v["reason"] = req.begin_time, reasons.BEGIN_TIME
         if v["dependency"]:
             v["reason"] = reasons.DEPENDENCY
+            if v["eligible_time"] == now:  # no --begin ahead: EligibleTime=Unknown until it holds
+                v["eligible_time"] = None
         if req.hold:
             v["hold"] = v["reason"] = reasons.JOB_HELD_USER
             v["eligible_time"] = None

@@ -143,3 +143,46 @@ def test_begin_time_in_the_future_waits(harness):
     h.pass_time(121)
     h.tick()
     assert seen(h, jid)[0] == "RUNNING"
+
+
+def update(h, jid: int, **body) -> int:  # type: ignore[no-untyped-def]
+    r = h.client.post("/v1/jobs/update", json={"job_ids": [jid], **body})
+    assert r.status_code == 200, r.text
+    return r.json()["results"][0]["errno"]
+
+
+def test_update_dependency_begin_time_and_node_count_while_pending(harness):
+    h = harness
+    first = h.submit(time_limit=60)["job_id"]
+    h.tick()
+    jid = h.submit(dependency=f"afterok:{first}")["job_id"]
+    assert update(h, jid, dependency="afterok:x") == errors.ESLURM_DEPENDENCY
+    assert update(h, jid, dependency=f"afterany:{first}") == 0
+    assert seen(h, jid) == ("PENDING", "Dependency", f"afterany:{first}(unfulfilled)")
+    assert update(h, jid, dependency="", begin_time=h.clock() + 300, nodes_min=2, nodes_max=2) == 0
+    job = h.job(jid)
+    assert (job["reason"], job["dependency"], job["num_nodes"]) == ("BeginTime", None, 2)
+    h.tick()
+    assert seen(h, jid)[:2] == ("PENDING", "BeginTime")
+    assert update(h, first, dependency="singleton") == errors.ESLURM_JOB_NOT_PENDING
+
+
+def test_another_user_cannot_change_the_dependency(harness):
+    from tests.api.conftest import ALICE, BOB
+
+    h = harness
+    jid = h.submit(dependency="afterok:999999", hold=True)["job_id"]
+    h.as_user(BOB)
+    assert update(h, jid, dependency="") == errors.ESLURM_USER_ID_MISSING
+    h.as_user(ALICE)
+
+
+def test_eligible_time_is_unknown_until_the_dependency_holds(harness):
+    h = harness
+    first = h.submit()["job_id"]
+    h.tick()
+    jid = h.submit(dependency=f"afterany:{first}")["job_id"]
+    assert h.job(jid)["eligible_time"] is None
+    end(h, first)
+    h.tick()
+    assert h.job(jid)["eligible_time"] == h.clock()
