@@ -186,3 +186,20 @@ def test_eligible_time_is_unknown_until_the_dependency_holds(harness):
     end(h, first)
     h.tick()
     assert h.job(jid)["eligible_time"] == h.clock()
+
+
+def test_invariants_catch_a_start_despite_a_dependency_or_begin_time(harness):
+    from controller.sched.invariants import check
+    from controller.store.models import JobRow
+
+    h = harness
+    jid = h.submit()["job_id"]
+    h.tick()
+    assert not check(h.ctl.db, h.ctl.cfg, h.clock()).violations
+    with h.ctl.db.write() as s:
+        row = s.get(JobRow, jid)
+        row.dependency, row.eligible_time = "afterok:99", row.start_time + 60
+    found = {v.rule for v in check(h.ctl.db, h.ctl.cfg, h.clock()).violations}
+    assert found == {"started_with_dependency", "started_before_begin"}
+    check(h.ctl.db, h.ctl.cfg, h.clock(), repair=True)
+    assert not check(h.ctl.db, h.ctl.cfg, h.clock()).violations
