@@ -13,6 +13,7 @@ Benchmarks, cheapest first (``--only`` takes these names)::
     wakeup      submission -> scheduling pass start, the real loop of an in-process controller
     growth      controller start, squeue, sacct -j, today's sacct on a store with 20,000
                 finished jobs (``python -m bench.store_growth`` for 1,000,000 and PostgreSQL)
+    dep_chain   an afterok chain of 1,000 true jobs (20 with --quick): ms per link
 
 Each prints its figures, with how they were measured and what real Slurm
 22.05 measured on this kind of machine (the issue's reference); the summary
@@ -42,6 +43,7 @@ from collections.abc import Callable
 from bench import realslurm
 from bench.commands import queue, startup
 from bench.common import Figure
+from bench.dep_chain import dep_chain
 from bench.latency import latency
 from bench.schedpass import schedpass
 from bench.steps import steps
@@ -61,6 +63,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "schedpass": schedpass,
     "wakeup": wakeup,
     "growth": growth,
+    "dep_chain": dep_chain,
 }
 
 # figure key -> the Slurm 22.05 column of the summary table
@@ -85,6 +88,7 @@ REFERENCE = {
     "growth-sacct-j": "-",
     "growth-sacct-user": "-",
     "growth-squeue": "-",
+    "dep-chain": "-",
 }
 
 

@@ -43,15 +43,16 @@ if TYPE_CHECKING:
 UPDATE_KEYS = (
     ("TimeLimit", 5, "time_limit"), ("Name", 2, "name"), ("JobName", 4, "name"),
     ("Comment", 3, "comment"), ("Partition", 2, "partition"), ("Requeue", 4, "requeue"),
-    ("Priority", 2, "priority"), ("Nice", 2, "nice"),
+    ("Priority", 2, "priority"), ("Nice", 2, "nice"), ("Dependency", 1, "dependency"),
+    ("StartTime", 2, "begin_time"), ("NumNodes", 8, "nodes"),
 )  # fmt: skip
 NICE_LIMIT = 2**31 - 3  # Slurm's NICE_OFFSET - 3
 PRIORITY_MAX = 0xFFFFFFFD  # below NO_VAL, as scontrol's parse_uint32 wants
 # Slurm update keys slurmlite does not change yet
 LATER = (
-    ("NumNodes", 8), ("ReqNodes", 8), ("NumCPUs", 6),
+    ("ReqNodes", 8), ("NumCPUs", 6),
     ("NumTasks", 8), ("MinMemoryNode", 10), ("MinMemoryCPU", 10), ("QOS", 2),
-    ("Account", 1), ("Dependency", 1), ("StartTime", 2), ("EndTime", 2), ("Deadline", 3),
+    ("Account", 1), ("EndTime", 2), ("Deadline", 3),
     ("Features", 1), ("Gres", 2), ("NodeList", 8), ("ReqNodeList", 8), ("ExcNodeList", 3),
     ("WorkDir", 2), ("StdOut", 6), ("TimeMin", 5), ("CPUsPerTask", 9), ("Licenses", 1),
     ("ReservationName", 3), ("AdminComment", 6), ("ArrayTaskThrottle", 10),
@@ -216,6 +217,8 @@ def parse_update(args: Sequence[str]) -> tuple[str, dict[str, Any]]:
                 raise ValueError(f"scontrol: error: update {later}= is not supported yet")
             raise ValueError(f"Update of this parameter is not supported: {word}\nRequest aborted")
         changes[field] = _value(field, val)
+    if "nodes" in changes:
+        changes["nodes_min"], changes["nodes_max"] = changes.pop("nodes")
     if not changes:
         raise ValueError("No changes specified")
     if ids is None:
@@ -236,6 +239,22 @@ def _value(field: str, val: str) -> Any:
         except ValueError:
             raise ValueError("scontrol: error: Invalid TimeLimit value") from None
         return "UNLIMITED" if minutes is None else minutes
+    if field == "begin_time":
+        import time
+
+        from slurmlite.timefmt import parse_datetime
+
+        try:
+            return parse_datetime(val, time.time(), past=False)
+        except ValueError as exc:
+            raise ValueError(f"scontrol: error: {exc}") from None
+    if field == "nodes":
+        from slurmlite.resources import parse_node_count
+
+        try:
+            return parse_node_count(val)
+        except ValueError:
+            raise ValueError(f"scontrol: error: Invalid NumNodes value: {val}") from None
     if field == "requeue":
         if not val.isdigit() or int(val) > 65535:
             raise ValueError(f"scontrol: error: Invalid Requeue value: {val}")

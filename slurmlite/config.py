@@ -159,6 +159,8 @@ class Config:
     def_mem_per_gpu: int = _key("DefMemPerGPU", "int", 0)
     scheduler_type: str = _key("SchedulerType", "str", "sched/backfill")
     scheduler_parameters: dict[str, str] = _key("SchedulerParameters", "params", factory=dict)
+    # kill_invalid_depend: cancel a job whose dependency can never hold (slurmlite.dependency)
+    dependency_parameters: dict[str, str] = _key("DependencyParameters", "params", factory=dict)
     priority_type: str = _key("PriorityType", "str", "priority/multifactor")
     select_type: str = _key("SelectType", "str", "select/cons_tres")
     select_type_parameters: str = _key("SelectTypeParameters", "str", "CR_Core_Memory")

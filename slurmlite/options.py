@@ -57,7 +57,7 @@ SBATCH = command_table(
         flag_row("ignore-pbs", "", IGN, env="SBATCH_IGNORE_PBS"),  # no #PBS translation anyway
         row("input", "i", REQ, env="SBATCH_INPUT"),
         "job-name",
-        row("kill-on-invalid-dep", "", REQ, UNS),
+        row("kill-on-invalid-dep", "", REQ),
         "licenses mail-type mail-user mcs-label mem mem-bind mem-per-cpu mem-per-gpu mincpus",
         "network nice no-kill",
         flag_row("no-requeue", "", env="SBATCH_NO_REQUEUE"),
@@ -76,7 +76,13 @@ SBATCH = command_table(
         "wait-all-nodes wckey",
         row("wrap", "", REQ),
     ),
-    status={"hold": SUP, "signal": SUP, "test-only": SUP},
+    status={
+        "begin": SUP,
+        "dependency": SUP,
+        "hold": SUP,
+        "signal": SUP,
+        "test-only": SUP,
+    },
     permute=False,
     error_exit=255,
 )

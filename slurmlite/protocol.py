@@ -141,6 +141,11 @@ class JobSubmit:
     warn_signal: int | None = None
     warn_time: int = 0
     warn_batch: bool = False
+    # --begin (Unix s), --dependency in its stored form (slurmlite.dependency), and
+    # --kill-on-invalid-dep (None: DependencyParameters decides)
+    begin_time: float | None = None
+    dependency: str | None = None
+    kill_invalid_dep: bool | None = None
     # None: ``script`` is the script's text; "base64": its bytes in base64, for a script
     # that is not UTF-8 (slurmlite.scriptbytes)
     script_encoding: str | None = None
@@ -248,6 +253,8 @@ class JobInfo:
     # backfill's plan for a pending job: expected start (Unix s) and planned nodes
     sched_start: float | None = None
     sched_nodes: list[str] = field(default_factory=list)
+    # what the job still waits for, as scontrol shows it: afterok:50(unfulfilled)
+    dependency: str | None = None
 
 
 @dataclass

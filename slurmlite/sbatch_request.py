@@ -48,6 +48,7 @@ controller adds the allocation's own variables.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Mapping
 
 from slurmlite import hostlist, resources
@@ -62,6 +63,8 @@ from slurmlite.batchscript import (
     load_script,
     sbatch_error,
 )
+from slurmlite.dependency import DependencyError, format_deps
+from slurmlite.dependency import parse as parse_deps
 from slurmlite.directives import invalid_directive, scan
 from slurmlite.getopt import (
     IGNORED,
@@ -71,6 +74,7 @@ from slurmlite.getopt import (
     refuse_unsupported,
 )
 from slurmlite.options import SBATCH, SBATCH_EARLY
+from slurmlite.timefmt import parse_datetime
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
 if TYPE_CHECKING:  # strings, so only type checkers need these names
@@ -200,6 +204,20 @@ def _signal(value: str | None, _opts: Options) -> tuple[int, int, str]:
     return number, seconds, flags
 
 
+def _dependency(value: str | None, _opts: Options) -> str:
+    try:
+        return format_deps(parse_deps(value or "")) or ""
+    except DependencyError:
+        raise sbatch_error("Batch job submission failed: Job dependency problem") from None
+
+
+def _yes_no(value: str) -> bool:
+    word = value.lower()
+    if word not in ("yes", "no"):
+        raise ValueError(word)
+    return word == "yes"
+
+
 _PARSERS: dict[str, _Parser] = {
     "chdir": lambda v, opts: os.path.normpath(os.path.join(opts.cwd, v or "")),
     "cpus_per_task": _via(lambda v: resources.parse_positive_int(v, "--cpus-per-task"), code=1),
@@ -214,6 +232,9 @@ _PARSERS: dict[str, _Parser] = {
     "ntasks_per_node": _via(lambda v: resources.parse_positive_int(v, "--ntasks-per-node"), code=1),
     "open_mode": _via(resources.parse_open_mode, "Invalid --open-mode specification"),
     "signal": _signal,
+    "begin": _via(lambda v: parse_datetime(v, time.time(), past=False), code=1),
+    "dependency": _dependency,
+    "kill_on_invalid_dep": _via(_yes_no, "Invalid --kill-on-invalid-dep specification"),
     "time": _via(resources.parse_time_limit, "Invalid --time specification"),
 }
 
@@ -459,6 +480,12 @@ def _finish(
     for key, attr in COPIED.items():
         if get(key) is not None:
             submit[attr] = get(key)
+    if get("begin") is not None:
+        submit["begin_time"] = get("begin")
+    if get("dependency"):
+        submit["dependency"] = get("dependency")
+    if get("kill_on_invalid_dep") is not None:
+        submit["kill_invalid_dep"] = get("kill_on_invalid_dep")
     warning = get("signal")
     if isinstance(warning, tuple):  # --signal=[B:]SIG[@secs]
         submit["warn_signal"], submit["warn_time"], flags = warning

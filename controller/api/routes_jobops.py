@@ -67,6 +67,11 @@ class UpdateRequest(_Strict):
     requeue: bool | None = None
     priority: Priority | None = None
     nice: Nice | None = None
+    # pending jobs only: "" drops the dependency; begin_time 0 means now
+    dependency: Text | None = None
+    begin_time: float | None = Field(default=None, ge=0, le=2**40)
+    nodes_min: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    nodes_max: int | None = Field(default=None, ge=1, le=2**31 - 1)
 
 
 class JobOpResult(BaseModel):
@@ -123,6 +128,10 @@ async def update(body: UpdateRequest, caller: UserCaller, ctl: Ctl) -> JobOpResu
         requeue=body.requeue,
         priority=body.priority,
         nice=body.nice,
+        dependency=body.dependency,
+        begin_time=body.begin_time,
+        nodes_min=body.nodes_min,
+        nodes_max=body.nodes_max,
     )
     ops = JobOps(ctl.jobs)
     outcome = await asyncio.to_thread(ops.update, caller, body.job_ids, changes)

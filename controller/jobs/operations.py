@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.orm import object_session
 
 from controller.auth.callers import Caller, may_act_on
+from controller.jobs import pending_changes
 from controller.jobs.service import JobService
 from controller.nodes.agent_client import AgentOrder
 from controller.sched.gather import pending_job
@@ -101,10 +102,20 @@ class JobChanges:
     requeue: bool | None = None
     priority: int | None = None  # 0: hold
     nice: int | None = None
+    # pending jobs only (``controller.jobs.pending_changes``)
+    dependency: str | None = None  # "": none any more
+    begin_time: float | None = None
+    nodes_min: int | None = None
+    nodes_max: int | None = None
 
     @property
     def limit_given(self) -> bool:
         return self.unlimited or self.time_limit is not None
+
+    @property
+    def pending_only(self) -> bool:
+        fields = (self.dependency, self.begin_time, self.nodes_min, self.nodes_max)
+        return any(f is not None for f in fields)
 
 
 @dataclass
@@ -235,8 +246,12 @@ class JobOps:
                 code = _check_priority(caller, row, changes.priority)
             if code == 0 and changes.nice is not None and changes.nice < 0 and not caller.admin:
                 code = errors.ESLURM_ACCESS_DENIED  # only an operator raises a priority so
+            if code == 0 and changes.pending_only:
+                code = pending_changes.check(row, changes)
             if code != 0:
                 return code
+            if changes.pending_only:
+                pending_changes.apply(row, changes, now)
             if changes.partition is not None:
                 row.partition = changes.partition
             if changes.limit_given:

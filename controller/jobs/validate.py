@@ -59,6 +59,8 @@ from slurmlite.batchscript import (
     check_sizes,
 )
 from slurmlite.config import Config, PartitionConf
+from slurmlite.dependency import DependencyError, format_deps
+from slurmlite.dependency import parse as parse_deps
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import JobSubmit
 from slurmlite.scheduler.feasibility import Rejection, check_submit
@@ -111,6 +113,11 @@ def check_storable(req: JobSubmit) -> None:
     tasks = req.ntasks or (req.nodes_min or 1) * (req.ntasks_per_node or 1)
     if tasks * (req.cpus_per_task or 1) > INT32_MAX:
         raise SlurmError(errors.ESLURM_TOO_MANY_REQUESTED_CPUS, f"over {INT32_MAX} CPUs")
+    if req.dependency:
+        try:
+            req.dependency = format_deps(parse_deps(req.dependency))
+        except DependencyError as exc:
+            raise SlurmError(errors.ESLURM_DEPENDENCY, str(exc)) from None
 
 
 def _script_bytes(req: JobSubmit) -> bytes:
@@ -353,8 +360,17 @@ class SubmitValidator:
             exit_code=None,
             derived_exit_code=None,
             cancelled_by=None,
+            dependency=req.dependency or None,
+            dep_failed=False,
+            kill_invalid_dep=req.kill_invalid_dep,
             last_sched_eval=now,  # Slurm evaluates a job once as it is submitted
         )
+        if req.begin_time is not None and req.begin_time > now:
+            v["eligible_time"], v["reason"] = req.begin_time, reasons.BEGIN_TIME
+        if v["dependency"]:
+            v["reason"] = reasons.DEPENDENCY
+            if v["eligible_time"] == now:  # no --begin ahead: EligibleTime=Unknown until it holds
+                v["eligible_time"] = None
         if req.hold:
             v["hold"] = v["reason"] = reasons.JOB_HELD_USER
             v["eligible_time"] = None

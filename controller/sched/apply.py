@@ -47,13 +47,13 @@ import json
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, select, update
 
 from controller.nodes.agent_client import AgentAddress
-from controller.sched import gather
+from controller.sched import deps, gather
 from controller.sched.launch import build_launch
 from controller.store.models import JobRow, NodeRow, StepRow
 from slurmlite import reasons
@@ -122,7 +122,10 @@ def schedule(parts: SchedParts, state: PassState) -> list[Launch]:
         log.exception("event=priority_recalc_failed")
     run, full = choose_pass(parts, state, now)
     marks: gather.Marks = {}
+    blocked = deps.evaluate(parts.db, parts.cfg, now)  # before the snapshot: freed jobs join it
     snap, current = gather.take(parts.db, parts.cfg, parts.nodes, now, state.pending, marks)
+    if blocked:
+        snap = replace(snap, pending=gather.with_reasons(snap.pending, blocked))
     state.full = full
     if full:
         state.last_full = now

@@ -18,6 +18,7 @@ end_time=1600, allocs=(NodeAlloc("n1", 2, 2000, []),)),), ...)``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import select
@@ -66,6 +67,11 @@ def pending_job(row: JobRow) -> PendingJob:
         account=getattr(row, "account", None) or "",
         qos=getattr(row, "qos", None) or "normal",
     )
+
+
+def with_reasons(jobs: tuple[PendingJob, ...], why: Mapping[int, str]) -> tuple[PendingJob, ...]:
+    """``jobs`` with the reasons decided outside the pass (``controller.sched.deps``)."""
+    return tuple(replace(j, external_reason=why[j.job_id]) if j.job_id in why else j for j in jobs)
 
 
 def node_views(

@@ -67,6 +67,7 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import defer
 
 from controller.nodes.agent_client import AgentOrder
+from controller.sched import invariants_deps as inv_deps
 from controller.sched.loop import fail_job
 from controller.steps.ends import SPECIAL, report_grace
 from controller.store.models import JobRow, NodeRow, StepRow
@@ -359,7 +360,22 @@ RULES: tuple[Rule, ...] = (
 # issue 11 adds job arrays and dependencies: their rules (an array task's parent exists and
 # agrees on the array's size; a dependency names jobs that exist, and a job whose
 # dependency can never be met is not left pending as if it could) go here.
-ARRAY_AND_DEPENDENCY_RULES: tuple[Rule, ...] = ()
+ARRAY_AND_DEPENDENCY_RULES: tuple[Rule, ...] = (
+    Rule(
+        "started_with_dependency",
+        "a job that has started has no dependency left",
+        "clear the dependency record",
+        lambda s, f: inv_deps.find_started_with_dependency(s, f, Violation),
+        inv_deps.fix_started_with_dependency,
+    ),
+    Rule(
+        "started_before_begin",
+        "a running job did not start before its begin time",
+        "begin time := start time",
+        lambda s, f: inv_deps.find_started_before_begin(s, f, Violation),
+        inv_deps.fix_started_before_begin,
+    ),
+)
 ALL_RULES = RULES + ARRAY_AND_DEPENDENCY_RULES
 
 

@@ -152,6 +152,11 @@ class JobRow(Base):
     array_pending: Mapped[str | None] = mapped_column(Text, nullable=True)
     array_max_tasks: Mapped[int | None] = mapped_column(Integer, nullable=True)
     array_info: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # --dependency (``slurmlite.dependency``, migration 0014): what is still waited for
+    # (NULL: nothing), whether it can never hold, and --kill-on-invalid-dep (NULL: the config)
+    dependency: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
+    dep_failed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    kill_invalid_dep: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
 class StepRow(Base):

@@ -32,6 +32,7 @@ from operator import attrgetter
 from typing import Any
 
 from controller.store.models import JobRow, StepRow
+from slurmlite import dependency
 from slurmlite.arrays import with_throttle
 from slurmlite.protocol import JobInfo, NodeAlloc, from_dict
 
@@ -114,7 +115,13 @@ def _array_task_str(pending: str | None, throttle: int | None) -> str | None:
 Maker = Callable[..., Any]
 _AS_IS = None  # the column's value unchanged
 
+
 # JobInfo field -> (the columns it is made from, how); in job_dict's key order
+def _dependency(text: str | None, failed: bool) -> str | None:
+    """What is still waited for, as scontrol shows it: ``afterok:50(unfulfilled)``."""
+    return dependency.show(dependency.stored(text), bool(failed)) if text else None
+
+
 JOB_FIELDS: dict[str, tuple[tuple[str, ...], Maker | None]] = {
     "job_id": (("id",), _AS_IS),
     **{k: ((k,), _AS_IS) for k in ("name", "user", "uid", "gid", "group", "account")},
@@ -149,6 +156,7 @@ JOB_FIELDS: dict[str, tuple[tuple[str, ...], Maker | None]] = {
     "alloc_sid": (("alloc_sid",), _AS_IS),
     "sched_start": (("sched_start",), _AS_IS),
     "sched_nodes": (("sched_nodes",), split_list),
+    "dependency": (("dependency", "dep_failed"), _dependency),
     "steps": (("steps",), list),
 }
 

@@ -74,6 +74,8 @@ SHAPE = [
     "01_sbatch_stdin",
     "40_sbatch_too_many_nodes",
     "41_sbatch_N3_pending_reason",
+    "40_sbatch_bad_dependency",
+    "41_dependency_on_unknown_job",
 ]
 
 LIVE = [
@@ -161,7 +163,8 @@ LIVE = [
 ]
 
 ARRAYS = "job arrays (--array, ID_TASK ids)"
-DEPENDENCY = "--dependency"
+# sbatch has --dependency; salloc/srun not yet, nor is job 53 replayed in the live story
+DEPENDENCY = "--dependency (salloc, srun; the live story's dependent jobs)"
 JSON = "--json output"
 BEGIN = "--begin"
 
@@ -177,8 +180,6 @@ DEFERRED: dict[str, tuple[int | None, str]] = {
     "50_squeue_j_array_task": (None, ARRAYS),
     "52_scancel_array_task": (None, ARRAYS),
     "52_squeue_after_cancel_pending": (None, ARRAYS),
-    "40_sbatch_bad_dependency": (None, DEPENDENCY),
-    "41_dependency_on_unknown_job": (None, DEPENDENCY),
     "50_scontrol_show_job_pending_dependency": (None, DEPENDENCY),
     "50_squeue_json_one": (None, JSON),
     "60_sacct_json_one": (None, JSON),
@@ -204,13 +205,10 @@ REFUSALS: dict[str, Refusal] = {
         "sbatch --array=0-2 --wrap true", 1, "--array is not supported yet", r"--array|\d_\d|_\["
     ),
     DEPENDENCY: Refusal(
-        "sbatch --dependency=afterok:1 --wrap true",
+        "salloc --dependency=afterok:1 true",
         1,
         "--dependency is not supported yet",
         r"--dependency|Dependency=afterok",
-    ),
-    BEGIN: Refusal(
-        "sbatch --begin=now+1hour --wrap true", 1, "--begin is not supported yet", r"BeginTime"
     ),
     JSON: Refusal(
         "squeue --json; sacct --json",

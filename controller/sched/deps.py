@@ -1,0 +1,221 @@
+"""Job dependencies in the scheduler pass (spec §1.8, ``slurmlite.dependency``).
+
+Each pass, before the snapshot is taken, :func:`evaluate` reads the pending
+jobs that still have a dependency (the indexed ``jobs.dependency`` column:
+a queue without dependencies costs one empty index scan) and the states of
+all their targets in one more query, then:
+
+* drops the elements that hold (``afterok:41`` once 41 COMPLETED); a job with
+  nothing left becomes eligible (``dependency`` NULL, ``EligibleTime`` now);
+* marks a dependency that can never hold (``afterok`` on a FAILED job) as
+  failed: reason ``DependencyNeverSatisfied``, never evaluated again; with
+  ``--kill-on-invalid-dep=yes`` or ``DependencyParameters=kill_invalid_depend``
+  the job is cancelled instead;
+* answers the reason of every job still waiting, which the pass shows
+  (``PendingJob.external_reason``) without considering the job.
+
+A target id the controller does not know counts as ended well (Slurm 22.05
+runs such a job: golden ``41_dependency_on_unknown_job``).  A target that is
+an array ``N`` means every row with ``array_job_id = N``, its master's pending
+remainder included (not started nor ended while ``array_pending`` is set).
+``aftercorr:N`` makes task ``i`` wait for task ``i`` of ``N``; a dependent
+array's pending remainder (no task id yet) waits for the whole of ``N``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import or_, select, update
+
+from controller.store.db import Database
+from controller.store.models import JobRow
+from slurmlite import reasons
+from slurmlite.config import Config
+from slurmlite.dependency import Dep, Deps, format_deps, stored
+from slurmlite.states import is_finished
+
+DONE, WAIT, FAIL = "done", "wait", "fail"
+_ACTIVE = ("RUNNING", "SUSPENDED")
+
+_WAITING = (
+    JobRow.id,
+    JobRow.dependency,
+    JobRow.dep_failed,
+    JobRow.kill_invalid_dep,
+    JobRow.name,
+    JobRow.user,
+    JobRow.array_task_id,
+    JobRow.eligible_time,
+)
+_TARGET = (
+    JobRow.id,
+    JobRow.state,
+    JobRow.start_time,
+    JobRow.end_time,
+    JobRow.array_job_id,
+    JobRow.array_task_id,
+    JobRow.array_pending,
+)
+
+
+@dataclass
+class Group:
+    """A target's rows: one job, or every row of an array."""
+
+    rows: list[Any] = field(default_factory=list)
+
+    @property
+    def remainder(self) -> bool:
+        return any(r.array_pending for r in self.rows)
+
+    def started_at(self) -> float | None:
+        """When the last row started (a pending job cancelled counts at its end)."""
+        if self.remainder:
+            return None
+        times = [r.start_time if r.start_time is not None else r.end_time for r in self.rows]
+        if any(t is None for t in times):
+            return None
+        return max(times)
+
+    def finished(self) -> bool:
+        return not self.remainder and all(is_finished(r.state) for r in self.rows)
+
+    def ok(self) -> bool:
+        return all(r.state == "COMPLETED" for r in self.rows)
+
+    def task(self, index: int) -> Group | None:
+        """Task ``index`` of the array (None: still in the remainder, or none such)."""
+        rows = [r for r in self.rows if r.array_task_id == index]
+        return Group(rows) if rows else None
+
+
+def element_state(dep: Dep, group: Group | None, now: float, task: int | None) -> str:
+    """DONE, WAIT or FAIL for one element (singleton is answered by the caller)."""
+    if group is None:  # unknown to the controller: ended long ago
+        return DONE
+    if dep.kind == "aftercorr" and task is not None and any(r.array_job_id for r in group.rows):
+        one = group.task(task)
+        if one is None:
+            return WAIT if group.remainder else DONE
+        group = one
+    if dep.kind == "after":
+        at = group.started_at()
+        return DONE if at is not None and now >= at + dep.minutes * 60 else WAIT
+    if not group.finished():
+        return WAIT
+    if dep.kind == "afterany":
+        return DONE
+    ok = group.ok()
+    if dep.kind == "afternotok":
+        return FAIL if ok else DONE
+    return DONE if ok else FAIL  # afterok, aftercorr
+
+
+def combine(deps: Deps, states: Sequence[str]) -> tuple[str, Deps]:
+    """The whole list's state and the elements still waited for."""
+    left = tuple(e for e, st in zip(deps.elements, states, strict=True) if st == WAIT)
+    if deps.any_of:
+        if DONE in states:
+            return DONE, Deps((), True)
+        if all(st == FAIL for st in states):
+            return FAIL, deps
+        return WAIT, Deps(left, True)
+    if FAIL in states:
+        return FAIL, deps
+    return (WAIT if left else DONE), Deps(left, False)
+
+
+def _groups(conn: Any, ids: Iterable[int]) -> dict[int, Group]:
+    ids = sorted(set(ids))
+    out: dict[int, Group] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        q = select(*_TARGET).where(or_(JobRow.id.in_(chunk), JobRow.array_job_id.in_(chunk)))
+        for r in conn.execute(q):
+            keys = {r.id, r.array_job_id} if r.array_job_id else {r.id}
+            for k in keys:
+                out.setdefault(k, Group()).rows.append(r)
+    return out
+
+
+def _singletons(conn: Any, jobs: list[Any]) -> dict[tuple[str, str], list[Any]]:
+    """Other unfinished jobs of each (name, user) some waiting job is a singleton of."""
+    names = {j.name for j in jobs}
+    if not names:
+        return {}
+    q = select(JobRow.id, JobRow.name, JobRow.user, JobRow.state).where(
+        JobRow.name.in_(sorted(names)), JobRow.state.in_(("PENDING", *_ACTIVE))
+    )
+    out: dict[tuple[str, str], list[Any]] = {}
+    for r in conn.execute(q):
+        out.setdefault((r.name, r.user), []).append(r)
+    return out
+
+
+def _singleton_state(job: Any, others: list[Any]) -> str:
+    for r in others:
+        if r.id != job.id and (r.state in _ACTIVE or r.id < job.id):
+            return WAIT
+    return DONE
+
+
+def kills(cfg: Config, flag: bool | None) -> bool:
+    if flag is not None:
+        return flag
+    return "kill_invalid_depend" in cfg.dependency_parameters
+
+
+def evaluate(db: Database, cfg: Config, now: float) -> dict[int, str]:
+    """Update what the pending jobs wait for; the reason of each still waiting."""
+    with db.read() as s:
+        conn = s.connection()
+        waiting = (JobRow.dependency > "") & (JobRow.state == "PENDING")
+        jobs = conn.execute(select(*_WAITING).where(waiting)).all()
+        if not jobs:
+            return {}
+        live = [j for j in jobs if not j.dep_failed]
+        parsed = {j.id: stored(j.dependency) for j in live}
+        targets = {e.job_id for d in parsed.values() if d for e in d.elements if e.job_id}
+        groups = _groups(conn, targets) if targets else {}
+        single = [j for j in live if any(e.kind == "singleton" for e in parsed[j.id].elements)]  # type: ignore[union-attr]
+        peers = _singletons(conn, single)
+    blocked = {j.id: reasons.DEPENDENCY_NEVER_SATISFIED for j in jobs if j.dep_failed}
+    changes: dict[int, dict[str, Any]] = {}
+    for j in live:
+        deps = parsed[j.id]
+        assert deps is not None
+        states = [
+            _singleton_state(j, peers.get((j.name, j.user), []))
+            if e.kind == "singleton"
+            else element_state(e, groups.get(e.job_id), now, j.array_task_id)
+            for e in deps.elements
+        ]
+        whole, left = combine(deps, states)
+        if whole == DONE:
+            eligible = j.eligible_time if j.eligible_time and j.eligible_time > now else now
+            changes[j.id] = {"dependency": None, "eligible_time": eligible}
+        elif whole == FAIL:
+            blocked[j.id] = reasons.DEPENDENCY_NEVER_SATISFIED
+            if kills(cfg, j.kill_invalid_dep):
+                changes[j.id] = {"state": "CANCELLED", "end_time": now, "dep_failed": True}
+                blocked.pop(j.id)
+            else:
+                changes[j.id] = {"dep_failed": True}
+            changes[j.id]["reason"] = reasons.DEPENDENCY_NEVER_SATISFIED
+        else:
+            blocked[j.id] = reasons.DEPENDENCY
+            text = format_deps(left)
+            if text != j.dependency:
+                changes[j.id] = {"dependency": text}
+    if changes:
+        with db.write() as s:
+            for job_id, values in changes.items():
+                s.execute(
+                    update(JobRow)
+                    .where(JobRow.id == job_id, JobRow.state == "PENDING")
+                    .values(**values)
+                )
+    return blocked
