@@ -1,0 +1,32 @@
+"""Dependencies on a real local cluster: an afterok chain runs in order, afternotok
+follows a failure, singleton waits for its namesake (spec §1.8)."""
+
+from __future__ import annotations
+
+
+def test_afterok_chain_runs_in_order(cluster, jobdir):
+    log = jobdir / "order.txt"
+    ids: list[int] = []
+    for i in range(3):
+        dep = f"--dependency=afterok:{ids[-1]} " if ids else ""
+        ids.append(cluster.submit(f"{dep}--wrap 'sleep 0.3; echo {i} >> {log}'", cwd=jobdir))
+    assert [cluster.wait_done(j) for j in ids] == ["COMPLETED"] * 3
+    assert log.read_text().split() == ["0", "1", "2"]
+
+
+def test_afternotok_runs_after_a_failing_job(cluster, jobdir):
+    bad = cluster.submit("--wrap 'exit 3'", cwd=jobdir)
+    after = cluster.submit(f"--dependency=afternotok:{bad} --wrap true", cwd=jobdir)
+    assert cluster.wait_done(bad) == "FAILED"
+    assert cluster.wait_done(after) == "COMPLETED"
+
+
+def test_singleton_waits_for_the_same_name(cluster, jobdir):
+    log = jobdir / "solo.txt"
+    first = cluster.submit(f"-J solo --wrap 'sleep 1; echo first >> {log}'", cwd=jobdir)
+    second = cluster.submit(
+        f"-J solo --dependency=singleton --wrap 'echo second >> {log}'", cwd=jobdir
+    )
+    assert cluster.wait_done(first) == "COMPLETED"
+    assert cluster.wait_done(second) == "COMPLETED"
+    assert log.read_text().split() == ["first", "second"]
