@@ -23,7 +23,6 @@ controller does not know is treated as ended (Slurm 22.05 runs the job, golden
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 KINDS = ("after", "afterany", "afterok", "afternotok", "aftercorr", "singleton")
 _ID = re.compile(r"^(\d+)(?:_(\d+))?(?:\+(\d+))?$")
@@ -33,11 +32,30 @@ class DependencyError(ValueError):
     """A ``--dependency`` value that does not parse."""
 
 
-@dataclass(frozen=True)
 class Dep:
-    kind: str
-    job_id: int = 0  # 0 for singleton
-    minutes: int = 0  # after:id+minutes
+    """One element: ``kind`` (afterok, singleton, ...), its target and ``+minutes``.
+
+    A plain class, not a dataclass: sbatch imports this module, and the commands
+    stay clear of ``dataclasses`` (tests/cli/test_import_budget.py)."""
+
+    __slots__ = ("kind", "job_id", "minutes")
+
+    def __init__(self, kind: str, job_id: int = 0, minutes: int = 0) -> None:
+        self.kind = kind
+        self.job_id = job_id  # 0 for singleton
+        self.minutes = minutes  # after:id+minutes
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Dep) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Dep({self.kind!r}, {self.job_id}, {self.minutes})"
+
+    def _key(self) -> tuple[str, int, int]:
+        return (self.kind, self.job_id, self.minutes)
 
     def text(self) -> str:
         if self.kind == "singleton":
@@ -46,10 +64,26 @@ class Dep:
         return f"{self.kind}:{self.job_id}{plus}"
 
 
-@dataclass(frozen=True)
 class Deps:
-    elements: tuple[Dep, ...]
-    any_of: bool = False  # "?" joined: one satisfied element suffices
+    """The elements of a dependency list, joined by ``,`` (all) or ``?`` (any)."""
+
+    __slots__ = ("elements", "any_of")
+
+    def __init__(self, elements: tuple[Dep, ...], any_of: bool = False) -> None:
+        self.elements = elements
+        self.any_of = any_of  # "?" joined: one satisfied element suffices
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Deps) and (self.elements, self.any_of) == (
+            other.elements,
+            other.any_of,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.elements, self.any_of))
+
+    def __repr__(self) -> str:
+        return f"Deps({self.elements!r}, {self.any_of})"
 
     @property
     def sep(self) -> str:
