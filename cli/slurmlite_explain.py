@@ -106,6 +106,9 @@ def render(data: dict[str, Any]) -> str:
     else:
         on = f" on {compress_sorted(data['planned_nodes'])}" if data["planned_nodes"] else ""
         lines.append(f"Estimated start: {when(start)}{on}")
+    if data.get("waits_for"):
+        lines.append("Waits for:")
+        lines += [f"  {w}" for w in data["waits_for"]]
     lacking = [n for n in data["nodes"] if n["problems"]]
     if lacking:
         lines.append("What it lacks now:")

@@ -112,6 +112,7 @@ class JobExplanation:
     blockers: list[Blocker] = field(default_factory=list)
     suggestions: list[Suggestion] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    waits_for: list[str] = field(default_factory=list)  # dependency and --begin
 
 
 _NESTED.update(

@@ -23,15 +23,16 @@ from typing import Any
 from controller.auth.callers import Caller
 from controller.nodes.service import NodeService
 from controller.sched import gather
+from controller.sched.explain_waits import waits_for
 from controller.store.db import Database
 from controller.store.models import JobRow
 from controller.store.rows import split_list
-from slurmlite import errors
+from slurmlite import errors, reasons
 from slurmlite.config import Config
 from slurmlite.errors import SlurmError
 from slurmlite.hostlist import compress_sorted
 from slurmlite.protocol_policy import JobExplanation
-from slurmlite.scheduler.explain import explain
+from slurmlite.scheduler.explain import REASON_TEXT, explain
 from slurmlite.scheduler.snapshot import Policy
 from slurmlite.timefmt import fmt_timestamp
 
@@ -64,12 +65,18 @@ def explain_job(
             )
         job = gather.pending_job(row)
         factors = _factors(row.prio_factors)
+        waits = waits_for(s, row, now)
+        dep_reason = row.reason if row.dependency else None  # the pass's reason for it
     snap, _current = gather.take(db, cfg, nodes, now)
     if all(j.job_id != job_id for j in snap.pending):  # held (or pending since the read)
         snap = dataclasses.replace(snap, pending=(*snap.pending, job))
     if not snap.nodes:  # take() skips the nodes when no job is eligible
         snap = dataclasses.replace(snap, nodes=gather.node_views(cfg, nodes, now))
-    return explain(snap, policy, job_id, factors=factors)
+    answer = explain(snap, policy, job_id, factors=factors)
+    if dep_reason in (reasons.DEPENDENCY, reasons.DEPENDENCY_NEVER_SATISFIED):
+        text = REASON_TEXT.get(dep_reason, "")
+        answer = dataclasses.replace(answer, reason=dep_reason, reason_text=text, starts_now=False)
+    return dataclasses.replace(answer, waits_for=waits)
 
 
 def _visible(cfg: Config, caller: Caller, row: JobRow) -> bool:

@@ -61,6 +61,7 @@ REASON_TEXT: Mapping[str, str] = {
     reasons.JOB_HELD_ADMIN: "an administrator held it",
     reasons.BEGIN_TIME: "its --begin time has not come yet",
     reasons.DEPENDENCY: "it waits for the jobs it depends on",
+    reasons.DEPENDENCY_NEVER_SATISFIED: "its dependency can never be met (scontrol update it, or cancel)",
     reasons.PARTITION_DOWN: "its partition is DOWN",
     reasons.PARTITION_INACTIVE: "its partition is INACTIVE or no longer exists",
     reasons.PARTITION_TIME_LIMIT: "its time limit is above the partition's MaxTime",

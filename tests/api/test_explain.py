@@ -131,3 +131,42 @@ def test_the_command_prints_the_report_the_json_and_slurms_error(harness, monkey
     r = CliRunner().invoke(main, ["explain", "4242"])
     # ESLURM_INVALID_JOB_ID = 2017; a command exits with code & 0xff = 225
     assert (r.exit_code, r.output) == (225, "slurmlite: error: Invalid job id specified\n")
+
+
+def test_a_dependent_job_says_what_it_waits_for(harness):
+    # the running target's end is its start plus its 30-minute limit
+    from cli.slurmlite_explain import render
+    from slurmlite.timefmt import fmt_timestamp
+
+    h = harness
+    first = h.submit(time_limit=30)["job_id"]
+    h.tick()
+    started = h.job(first)["start_time"]
+    later = h.submit(dependency=f"afterok:{first},afterany:4242", begin_time=h.clock() + 600)
+    h.tick()
+    out = h.client.get(f"/v1/jobs/{later['job_id']}/explain").json()
+    assert out["reason"] == "BeginTime"  # as Slurm, the begin time is checked first
+    end = fmt_timestamp(started + 1800)
+    begin = fmt_timestamp(h.clock() + 600)
+    assert out["waits_for"] == [
+        f"afterok:{first} — job {first} is RUNNING, expected to end by {end}",
+        f"begin time {begin} (--begin)",
+    ]  # afterany:4242 (an unknown job) counted as ended and was dropped by the pass
+    assert f"Waits for:\n  afterok:{first} — job {first} is RUNNING" in render(out)
+
+
+def test_a_never_satisfied_dependency_says_so(harness):
+    from slurmlite.protocol import JobCompletion
+
+    h = harness
+    first = h.submit()["job_id"]
+    h.tick()
+    second = h.submit(dependency=f"afterok:{first}")["job_id"]
+    msg = JobCompletion(node="n1", job_id=first, restarts=0, step_id="batch", exit_code=1)
+    h.ctl.jobs.complete(h.job(first)["batch_host"], msg)
+    h.tick()
+    out = h.client.get(f"/v1/jobs/{second}/explain").json()
+    assert out["reason"] == "DependencyNeverSatisfied"
+    assert out["waits_for"] == [
+        f"afterok:{first} — (failed: can never be met) job {first} is FAILED"
+    ]
