@@ -53,6 +53,20 @@ def parse_id(text: str) -> int | None:
     return None if task else int(head)
 
 
+def split_words(text: str) -> list[str]:
+    """``"7,8_[1,2]"`` -> ``["7", "8_[1,2]"]`` (as ``slurmlite.jobref``; no import: start-up)."""
+    words, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            words.append(cur)
+            cur = ""
+            continue
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        cur += ch
+    words.append(cur)
+    return [w for w in words if w]
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_options(SCANCEL, sys.argv[1:] if argv is None else argv)
     if args.flag("version"):
@@ -63,8 +77,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     verbose = args.count("verbose")
     ids: list[int] = []
+    refs: list[str] = []  # array tasks: 57_9, 57_[1-3] (slurmlite.jobref)
     for word in args.positionals:
-        for text in word.split(","):
+        for text in split_words(word):
             if not text:
                 continue
             try:
@@ -74,6 +89,8 @@ def main(argv: list[str] | None = None) -> None:
                 sys.exit(1)
             if jid is not None:
                 ids.append(jid)
+            else:
+                refs.append(text)
     signal = None
     if args.has("signal"):
         try:
@@ -94,9 +111,7 @@ def main(argv: list[str] | None = None) -> None:
         for k in ("user", "name", "state", "partition", "me", "account", "qos", "nodelist")
     )
     plain = signal is None and not filters and not args.flag("batch") and not args.flag("full")
-    if not ids and not filters:
-        if args.positionals:
-            return  # only array-task ids, which cannot exist yet
+    if not ids and not refs and not filters:
         print(f"{PROG}: error: No job identification provided", file=sys.stderr)
         sys.exit(1)
     try:
@@ -106,6 +121,7 @@ def main(argv: list[str] | None = None) -> None:
             user = client.whoami()[1]
         req = {  # CancelRequest's fields (no dataclass: start-up time, see cli/client.py)
             "job_ids": ids,
+            **({"refs": [*map(str, ids), *refs], "job_ids": []} if refs else {}),
             "signal": signal,
             "user": user,
             "name": args.get("name"),
@@ -133,7 +149,10 @@ def main(argv: list[str] | None = None) -> None:
         silent = plain and r.errno in SILENT_IN_PLAIN_MODE
         if silent and not verbose:
             continue
-        print(f"{PROG}: error: Kill job error on job id {r.job_id}: {r.error}", file=sys.stderr)
+        print(
+            f"{PROG}: error: Kill job error on job id {getattr(r, 'job', None) or r.job_id}: {r.error}",
+            file=sys.stderr,
+        )
         if not silent:
             rc = max(rc, exit_status(r.errno) if r.errno == errors.ESLURM_ACCESS_DENIED else 1)
     if not results and filters and verbose:

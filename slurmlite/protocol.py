@@ -311,6 +311,8 @@ class PartitionInfo:
 @dataclass
 class CancelRequest:
     job_ids: list[int] = field(default_factory=list)
+    # job references as text (``57``, ``57_9``, ``57_[1-3]``: ``slurmlite.jobref``)
+    refs: list[str] = field(default_factory=list)
     signal: int | None = None  # None = terminate (TERM, KillWait, KILL)
     user: str | None = None
     name: str | None = None
@@ -325,6 +327,7 @@ class CancelResult:
     job_id: int
     error: str | None = None  # message text from slurmlite.errors
     errno: int = 0
+    job: str | None = None  # the reference it answers for (``57_9``); None: ``job_id``
 
 
 @dataclass

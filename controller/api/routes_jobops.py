@@ -31,7 +31,9 @@ router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 MAX_IDS = 10_000  # one request's ids; more is a client's mistake (422)
 MAX_TEXT = 4096  # a job name or comment
 INT32 = 2**31 - 1  # job ids and minutes are stored as 32-bit integers
-JobIds = list[Annotated[int, Field(ge=0, le=INT32)]]
+# a job id, or a job reference as text (``57_9``, ``57_[1-3]``: ``slurmlite.jobref``)
+RefText = Annotated[str, Field(max_length=256, pattern=r"^[0-9_\[\],:.\-]+$")]
+JobIds = list[Annotated[int, Field(ge=0, le=INT32)] | RefText]
 Minutes = Annotated[int, Field(ge=1, le=INT32)]
 Text = Annotated[str, Field(max_length=MAX_TEXT, pattern=r"^[^\x00]*$")]  # no NUL: PostgreSQL
 Priority = Annotated[int, Field(ge=0, le=0xFFFFFFFD)]  # scontrol's range; 0 holds the job
@@ -72,12 +74,14 @@ class UpdateRequest(_Strict):
     begin_time: float | None = Field(default=None, ge=0, le=2**40)
     nodes_min: int | None = Field(default=None, ge=1, le=2**31 - 1)
     nodes_max: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    array_throttle: Annotated[int, Field(ge=0, le=INT32)] | None = None  # ArrayTaskThrottle
 
 
 class JobOpResult(BaseModel):
     job_id: int
     error: str | None = None  # Slurm's message for ``errno``
     errno: int = 0  # 0: done
+    job: str | None = None  # the reference answered for (``57_9``), when ids came as text
 
 
 class JobOpResults(BaseModel):
@@ -87,7 +91,8 @@ class JobOpResults(BaseModel):
 def _answer(outcome: OpOutcome) -> JobOpResults:
     return JobOpResults(
         results=[
-            JobOpResult(job_id=r.job_id, error=r.error, errno=r.errno) for r in outcome.results
+            JobOpResult(job_id=r.job_id, error=r.error, errno=r.errno, job=r.job)
+            for r in outcome.results
         ]
     )
 
@@ -132,6 +137,7 @@ async def update(body: UpdateRequest, caller: UserCaller, ctl: Ctl) -> JobOpResu
         begin_time=body.begin_time,
         nodes_min=body.nodes_min,
         nodes_max=body.nodes_max,
+        array_throttle=body.array_throttle,
     )
     ops = JobOps(ctl.jobs)
     outcome = await asyncio.to_thread(ops.update, caller, body.job_ids, changes)

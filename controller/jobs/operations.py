@@ -56,7 +56,7 @@ ESLURM_USER_ID_MISSING)]``, nothing changes; alice holds it ->
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy.orm import object_session
@@ -64,12 +64,14 @@ from sqlalchemy.orm import object_session
 from controller.auth.callers import Caller, may_act_on
 from controller.jobs import pending_changes
 from controller.jobs.service import JobService
+from controller.jobs.targets import resolve
 from controller.nodes.agent_client import AgentOrder
 from controller.sched.gather import pending_job
 from controller.sched.requeue import requeue_run
 from controller.store.models import JobRow
 from controller.store.rows import split_list
 from slurmlite import errors, reasons
+from slurmlite.jobref import JobRefError, parse_ref
 from slurmlite.restarts import REQUEUE
 from slurmlite.scheduler.priority import initial_priority
 from slurmlite.states import is_finished
@@ -84,6 +86,7 @@ YEAR_MIN = 365 * 24 * 60  # an unlimited job counts as one year when its limit c
 class OpResult:
     job_id: int
     errno: int = 0  # 0: done; else a slurmlite.errors code
+    job: str | None = None  # the reference it answers for (``57_9``); None: ``job_id``
 
     @property
     def error(self) -> str | None:
@@ -107,6 +110,7 @@ class JobChanges:
     begin_time: float | None = None
     nodes_min: int | None = None
     nodes_max: int | None = None
+    array_throttle: int | None = None  # ArrayTaskThrottle=K (0: no limit), on the array
 
     @property
     def limit_given(self) -> bool:
@@ -138,19 +142,41 @@ class JobOps:
         self.min_job_age = jobs.min_job_age
         self.priorities = getattr(jobs.validator, "priorities", None)  # PriorityService
 
-    def _each(self, ids: list[int], step: Step) -> OpOutcome:
-        """Apply ``step`` to each job in one transaction; an unknown id is refused here."""
+    def _each(self, ids: Sequence[int | str], step: Step) -> OpOutcome:
+        """Apply ``step`` to each job in one transaction; an unknown id is refused here.
+
+        An id given as text is a job reference (``57_9``, ``57_[1-3]``, ``57`` for a
+        whole array: ``controller.jobs.targets``); each row it names gets a result
+        naming that row's task (``job``)."""
         now = self.clock()
         out = OpOutcome()
         with self.db.write() as s:
             for job_id in dict.fromkeys(ids):  # each id once, in the order given
+                if isinstance(job_id, str):
+                    self._each_ref(s, job_id, step, now, out)
+                    continue
                 row = s.get(JobRow, job_id)
-                if row is None or self._gone(row, now):
-                    code = errors.ESLURM_INVALID_JOB_ID
-                else:
-                    code = step(row, now, out)
-                out.results.append(OpResult(job_id, code))
+                out.results.append(OpResult(job_id, self._step(row, step, now, out)))
         return out
+
+    def _each_ref(self, s, text: str, step: Step, now: float, out: OpOutcome) -> None:  # type: ignore[no-untyped-def]
+        try:
+            ref = parse_ref(text)
+        except JobRefError:
+            out.results.append(OpResult(0, errors.ESLURM_INVALID_JOB_ID, job=text))
+            return
+        for t in resolve(s, ref):
+            if t.pending_on is not None:  # no split yet: only a cancel reaches it
+                code = errors.ESLURM_NOT_SUPPORTED
+            else:
+                code = self._step(t.row, step, now, out)
+            jid = t.row.id if t.row is not None else ref.job_id
+            out.results.append(OpResult(jid, code, job=t.label))
+
+    def _step(self, row: JobRow | None, step: Step, now: float, out: OpOutcome) -> int:
+        if row is None or self._gone(row, now):
+            return errors.ESLURM_INVALID_JOB_ID
+        return step(row, now, out)
 
     def _gone(self, row: JobRow, now: float) -> bool:
         """Finished, cleaned up and older than MinJobAge: unknown to the controller."""
@@ -163,7 +189,7 @@ class JobOps:
 
     # ------------------------------------------------------------ hold
 
-    def hold(self, caller: Caller, ids: list[int], user_hold: bool = False) -> OpOutcome:
+    def hold(self, caller: Caller, ids: Sequence[int | str], user_hold: bool = False) -> OpOutcome:
         kind = USER_HOLD if user_hold or not caller.admin else ADMIN_HOLD
 
         def step(row: JobRow, now: float, _out: OpOutcome) -> int:
@@ -178,7 +204,7 @@ class JobOps:
 
         return self._each(ids, step)
 
-    def release(self, caller: Caller, ids: list[int]) -> OpOutcome:
+    def release(self, caller: Caller, ids: Sequence[int | str]) -> OpOutcome:
         def step(row: JobRow, now: float, _out: OpOutcome) -> int:
             if is_finished(row.state):
                 return errors.ESLURM_JOB_FINISHED
@@ -200,7 +226,7 @@ class JobOps:
 
     # --------------------------------------------------------- requeue
 
-    def requeue(self, caller: Caller, ids: list[int], hold: bool = False) -> OpOutcome:
+    def requeue(self, caller: Caller, ids: Sequence[int | str], hold: bool = False) -> OpOutcome:
         delay = int(self.cfg.scheduler_parameters.get("requeue_delay", 120))
 
         def step(row: JobRow, now: float, out: OpOutcome) -> int:
@@ -233,7 +259,7 @@ class JobOps:
 
     # ---------------------------------------------------------- update
 
-    def update(self, caller: Caller, ids: list[int], changes: JobChanges) -> OpOutcome:
+    def update(self, caller: Caller, ids: Sequence[int | str], changes: JobChanges) -> OpOutcome:
         def step(row: JobRow, now: float, _out: OpOutcome) -> int:
             if is_finished(row.state):
                 return errors.ESLURM_JOB_FINISHED
@@ -264,6 +290,8 @@ class JobOps:
                 row.requeue = changes.requeue
             if changes.priority is not None or changes.nice is not None:
                 self._set_priority(caller, row, changes, now)
+            if changes.array_throttle is not None:
+                return _set_throttle(row, changes.array_throttle)
             return 0
 
         return self._each(ids, step)
@@ -340,6 +368,17 @@ class JobOps:
         before = old if old is not None else YEAR_MIN
         end = row.end_time if row.end_time is not None else row.start_time + before * 60
         row.end_time = max(now, end + (new - before) * 60)
+
+
+def _set_throttle(row: JobRow, limit: int) -> int:
+    """``ArrayTaskThrottle=K`` on any row of an array sets its master's ``%K`` (0: none)."""
+    if row.array_job_id is None:
+        return errors.ESLURM_INVALID_ARRAY  # not an array: Slurm refuses so too
+    s = object_session(row)
+    master = row if row.id == row.array_job_id else s.get(JobRow, row.array_job_id)  # type: ignore[union-attr]
+    if master is not None:
+        master.array_max_tasks = limit or None
+    return 0
 
 
 def _hold_row(row: JobRow, kind: str, now: float) -> None:

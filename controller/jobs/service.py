@@ -26,6 +26,7 @@ from sqlalchemy.orm import defer
 
 from controller.auth.callers import Caller, may_act_on
 from controller.jobs import submit_keys
+from controller.jobs.cancel_refs import cancel_refs
 from controller.jobs.node_scripts import drain_after, prolog_failed
 from controller.jobs.submit_keys import Attempt
 from controller.jobs.validate import SubmitPlan, SubmitValidator
@@ -324,6 +325,9 @@ class JobService:
         now = self.clock()
         out = CancelOutcome()
         with self.db.write() as s:
+            if req.refs:
+                cancel_refs(s, caller, req, now, out, self._cancel_one)
+                return out
             rows = self._select_for_cancel(s, caller, req, out)
             for row in rows:
                 self._cancel_one(s, caller, row, req, now, out)
