@@ -39,7 +39,9 @@ def node_state(c: Cluster, node: str) -> str:
 
 def test_completion_is_delivered_after_a_controller_restart(own):
     c = own
-    jid = c.submit("--wrap 'sleep 2; echo done'", cwd=c.work)
+    # the job ends only once the controller is down (a fixed sleep raced a slow stop under load)
+    go = c.work / "go-after-stop"
+    jid = c.submit(f"--wrap 'while [ ! -e {go} ]; do sleep 0.1; done; echo done'", cwd=c.work)
     wait_for(
         lambda: c.run(f"squeue -h -j {jid} -o %T").stdout.strip() == "RUNNING", what="job running"
     )
@@ -48,14 +50,17 @@ def test_completion_is_delivered_after_a_controller_restart(own):
     pid = read_pid(pidfile)
     os.kill(pid, signal.SIGTERM)
     wait_for(lambda: not pidfile.exists(), what="controller stopped")
-    # the job ends while nobody listens; its agent keeps the completion in its spool
-    wait_for(
-        lambda: list((c.directory / "spool").glob("*/completions/*.json")),
-        what="completion spooled",
-    )
-    subprocess.run(
-        [sys.executable, "-m", "controller.main", "-f", str(c.conf)], check=True, env=c.env()
-    )
+    try:
+        go.touch()
+        # the job ends while nobody listens; its agent keeps the completion in its spool
+        wait_for(
+            lambda: list((c.directory / "spool").glob("*/completions/*.json")),
+            what="completion spooled",
+        )
+    finally:  # the module's other tests need the controller, also when this one fails
+        subprocess.run(
+            [sys.executable, "-m", "controller.main", "-f", str(c.conf)], check=True, env=c.env()
+        )
     assert c.wait_done(jid, timeout=30) == "COMPLETED"
     assert (c.work / f"slurm-{jid}.out").read_text() == "done\n"
     # and what was accepted before the restart is still there
