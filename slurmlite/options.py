@@ -39,7 +39,7 @@ SBATCH = command_table(
     "SBATCH_",
     (
         "account acctg-freq",
-        row("array", "a", REQ, UNS, env="SBATCH_ARRAY_INX"),
+        row("array", "a", REQ, SUP, env="SBATCH_ARRAY_INX"),
         row("batch", "", REQ, UNS, env="SBATCH_BATCH"),
         "begin bb bbf cluster-constraint chdir cluster clusters comment container context",
         "contiguous constraint core-spec cores-per-socket cpu-freq cpus-per-gpu cpus-per-task",

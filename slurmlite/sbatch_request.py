@@ -427,6 +427,7 @@ COPIED = {
     "nice": "nice",
     "requeue": "requeue",
     "open_mode": "open_mode",
+    "array": "array",  # checked by the controller against MaxArraySize (slurmlite.arrays)
 }
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Integer, Text, bindparam, cast, select, update
+from sqlalchemy import Connection, select
 from sqlalchemy.orm import defer
 
 from controller.auth.callers import Caller, may_act_on
@@ -33,9 +33,9 @@ from controller.jobs.validate import SubmitPlan, SubmitValidator
 from controller.nodes.agent_client import AgentOrder
 from controller.sched.requeue import end_of_requeued_run
 from controller.steps.ends import SPECIAL, end_part, running_steps, step_state
-from controller.store import job_query
+from controller.store import job_ids, job_query
 from controller.store.db import Database
-from controller.store.models import JobRow, MetaRow, StepRow
+from controller.store.models import JobRow, StepRow
 from controller.store.rows import add_flag, allocs_of, drop_flag, row_maker, split_list
 from slurmlite import errors, reasons
 from slurmlite.errors import SlurmError
@@ -56,15 +56,8 @@ _Numbered = tuple[int, int, JobSubmit, SubmitPlan, dict[str, Any]]  # (index, jo
 
 log = logging.getLogger("slurmctld.jobs")
 _JOBS = JobRow.__table__
-_META = MetaRow.__table__
 # the reasons a pending job keeps when it is cancelled (any other becomes None)
 _KEPT_AT_CANCEL = (reasons.DEPENDENCY, reasons.BEGIN_TIME)
-_ADVANCE = (  # next_job_id += :count, returning the new value (the column is text)
-    update(_META)
-    .where(_META.c.key == "next_job_id")
-    .values(value=cast(cast(_META.c.value, Integer) + bindparam("count"), Text))
-    .returning(_META.c.value)
-)
 
 
 @dataclass
@@ -233,21 +226,8 @@ class JobService:
         return numbered
 
     def _next_id(self, s: Connection, count: int = 1) -> int:
-        """Reserve ``count`` consecutive job ids in this transaction; return the first.
-
-        One statement advances the counter and reads it back (``UPDATE ...
-        RETURNING``): on PostgreSQL the row stays locked until this
-        transaction ends, so concurrent controllers queue here and never
-        share an id; SQLite's writers are serialised already.  E.g. counter
-        at 7, count 3 -> the counter becomes 10 and ids 7, 8, 9 are ours.
-        """
-        after = s.execute(_ADVANCE, {"count": count}).scalar()
-        if after is not None:
-            return int(after) - count
-        # no counter row (the migration seeds one): start after the highest id
-        last = s.scalar(select(_JOBS.c.id).order_by(_JOBS.c.id.desc()).limit(1)) or 0
-        s.execute(_META.insert(), {"key": "next_job_id", "value": str(last + 1 + count)})
-        return last + 1
+        """Reserve ``count`` consecutive job ids in this transaction (``job_ids.reserve``)."""
+        return job_ids.reserve(s, count)
 
     # -------------------------------------------------------------- read
 

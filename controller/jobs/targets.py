@@ -45,11 +45,9 @@ class Target:
 
 
 def _splitter() -> Splitter | None:
-    try:  # branch arrays provides it; without it pending tasks are only cancellable
-        from controller.store.array_split import split_task  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return split_task  # type: ignore[no-any-return]
+    from controller.store.array_split import split_task
+
+    return split_task
 
 
 def label_of(row: JobRow) -> str:

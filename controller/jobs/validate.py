@@ -51,7 +51,8 @@ from controller.accounting.qos_limits import SubmitLimits
 from controller.auth.callers import Caller
 from controller.sched import willrun
 from controller.sched.gather import node_views, partition_views, pending_job
-from slurmlite import errors, reasons
+from slurmlite import arrays, errors, reasons
+from slurmlite.arrays import ArraySpec
 from slurmlite.batchscript import (
     InputLimitError,
     check_environment,
@@ -113,6 +114,8 @@ def check_storable(req: JobSubmit) -> None:
     tasks = req.ntasks or (req.nodes_min or 1) * (req.ntasks_per_node or 1)
     if tasks * (req.cpus_per_task or 1) > INT32_MAX:
         raise SlurmError(errors.ESLURM_TOO_MANY_REQUESTED_CPUS, f"over {INT32_MAX} CPUs")
+    if req.array is not None and req.allocation:
+        raise SlurmError(errors.ESLURM_INVALID_ARRAY, "srun and salloc take no --array")
     if req.dependency:
         try:
             req.dependency = format_deps(parse_deps(req.dependency))
@@ -203,6 +206,7 @@ class SubmitValidator:
 
     def validate(self, caller: Caller, req: JobSubmit) -> SubmitPlan:
         check_storable(req)
+        self._array(req)
         check_limits(req)
         part = self._partition(req.partition)
         account, qos = self._account_qos(caller, req, part.name)
@@ -246,6 +250,15 @@ class SubmitValidator:
         if rejection is not None:
             plan.error = SlurmError(rejection.code, rejection.detail)
         return plan
+
+    def _array(self, req: JobSubmit) -> ArraySpec | None:
+        """``--array`` parsed against MaxArraySize (Slurm's ESLURM_INVALID_ARRAY otherwise)."""
+        if req.array is None:
+            return None
+        try:
+            return arrays.parse_spec(req.array, self.cfg.max_array_size)
+        except arrays.ArraySpecError as exc:
+            raise SlurmError(errors.ESLURM_INVALID_ARRAY, str(exc)) from None
 
     def _account_qos(self, caller: Caller, req: JobSubmit, partition: str) -> tuple[str, str]:
         """The job's account and QOS (``SlurmError`` INVALID_ACCOUNT / INVALID_QOS)."""
@@ -307,6 +320,7 @@ class SubmitValidator:
     ) -> dict[str, Any]:
         """The new job's row as column values (the same keys for every job: one batch insert)."""
         v = self._request_values(req, plan)
+        spec = self._array(req)
         ntasks = req.ntasks or (req.nodes_min or 1) * (req.ntasks_per_node or 1)
         v.update(
             id=job_id,
@@ -364,6 +378,12 @@ class SubmitValidator:
             dep_failed=False,
             kill_invalid_dep=req.kill_invalid_dep,
             last_sched_eval=now,  # Slurm evaluates a job once as it is submitted
+            # an array is this one row until its tasks start (controller.store.array_split)
+            array_job_id=job_id if spec else None,
+            array_task_id=None,
+            array_pending=spec.pending if spec else None,
+            array_max_tasks=spec.throttle if spec else None,
+            array_info=spec.info if spec else None,
         )
         if req.begin_time is not None and req.begin_time > now:
             v["eligible_time"], v["reason"] = req.begin_time, reasons.BEGIN_TIME

@@ -53,8 +53,9 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import bindparam, select, update
 
 from controller.nodes.agent_client import AgentAddress
-from controller.sched import deps, gather
+from controller.sched import array_tasks, deps, gather
 from controller.sched.launch import build_launch
+from controller.store.array_split import split_next
 from controller.store.models import JobRow, NodeRow, StepRow
 from slurmlite import reasons
 from slurmlite.hostlist import compress_sorted
@@ -123,6 +124,7 @@ def schedule(parts: SchedParts, state: PassState) -> list[Launch]:
     run, full = choose_pass(parts, state, now)
     marks: gather.Marks = {}
     blocked = deps.evaluate(parts.db, parts.cfg, now)  # before the snapshot: freed jobs join it
+    blocked.update(array_tasks.throttled(parts.db))  # arrays at their %N
     snap, current = gather.take(parts.db, parts.cfg, parts.nodes, now, state.pending, marks)
     if blocked:
         snap = replace(snap, pending=gather.with_reasons(snap.pending, blocked))
@@ -178,6 +180,8 @@ def _apply(
                 continue
             if row.partition != seen.get(row.id, row.partition):
                 continue
+            if row.array_pending:  # an array's master: its next task starts, as a row of its own
+                row = split_next(s, row)
             row.state, row.reason, row.state_desc = "RUNNING", reasons.NONE, None
             row.start_time = now
             row.end_time = now + row.time_limit * 60 if row.time_limit is not None else None

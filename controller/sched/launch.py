@@ -20,7 +20,7 @@ from controller.store.models import JobRow, NodeRow
 from controller.store.rows import job_info
 from slurmlite.filepattern import default_output, expand_pattern, resolve_output
 from slurmlite.gresconf import gpu_env_style_for
-from slurmlite.jobenv import batch_environment
+from slurmlite.jobenv import ArraySpan, batch_environment
 from slurmlite.protocol import LaunchSpec
 
 if TYPE_CHECKING:
@@ -35,8 +35,8 @@ def output_paths(row: JobRow, node: str) -> tuple[str, str, str]:
         text = expand_pattern(
             pattern,
             job_id=row.id,
-            array_job_id=None,
-            array_task_id=None,
+            array_job_id=row.array_job_id,
+            array_task_id=row.array_task_id,
             step="batch",
             job_name=row.name,
             user=row.user,
@@ -47,7 +47,7 @@ def output_paths(row: JobRow, node: str) -> tuple[str, str, str]:
         )
         return resolve_output(text, row.work_dir)
 
-    out = expand(row.std_out or default_output(False))
+    out = expand(row.std_out or default_output(row.array_job_id is not None))
     err = expand(row.std_err) if row.std_err else out
     stdin = expand(row.std_in) if row.std_in else "/dev/null"
     return out, err, stdin
@@ -74,6 +74,7 @@ def build_launch(
         controller_host=cfg.control_addr or cfg.control_host,
         controller_port=cfg.slurmctld_port,
         master_addr=first.addr if first else node,
+        array=_array_span(row.array_info),
     )
     out, err, stdin = output_paths(row, node)
     here = next((a for a in info.alloc if a.node == node), None)  # what the plan gave this node
@@ -99,3 +100,11 @@ def build_launch(
         mem_mib=here.mem if here is not None else 0,
     )
     return signer.launch(spec, node, now, nodes=info.nodes)
+
+
+def _array_span(info: str | None) -> ArraySpan | None:
+    """``count,min,max,step`` as stored on each row of an array (``ArraySpec.info``)."""
+    if not info:
+        return None
+    count, low, high, step = (int(x) for x in info.split(","))
+    return ArraySpan(count=count, min=low, max=high, step=step)
