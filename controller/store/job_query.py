@@ -81,7 +81,7 @@ def select_jobs(
     view = view_of(db)
     with view.lock:
         rows = view.refresh(db, cutoff)
-        if q.job_ids is not None:
+        if q.job_ids is not None and not _any_array(rows, q.job_ids):
             picked = [rows[i] for i in sorted(set(q.job_ids)) if i in rows]
             return _filter(picked, q, now, min_job_age)
         gone: list[int] = []
@@ -89,6 +89,11 @@ def select_jobs(
         if gone:
             view.prune(gone, cutoff)
         return out
+
+
+def _any_array(rows: dict[int, Live], ids: list[int]) -> bool:
+    """Whether one of ``ids`` is an array's id (its tasks are other rows to list too)."""
+    return any(i in rows and rows[i].array_job_id is not None for i in ids)
 
 
 def to_json(rows: list[Live], fields: list[str] | None) -> str:
@@ -147,8 +152,8 @@ def _filter(
                 and now - r.end_time > age
             ):
                 continue
-        if ids is not None and r.id not in ids:
-            continue
+        if ids is not None and r.id not in ids and r.array_job_id not in ids:
+            continue  # N names job N and every task of array N
         if users is not None and r.user not in users:
             continue
         if q.owner is not None and r.uid != q.owner:
@@ -181,7 +186,7 @@ def _from_store(db: Database, q: JobQuery, cutoff: float, with_steps: bool) -> l
             | (TABLE.c.end_time >= cutoff)
         )
     if q.job_ids is not None:
-        sel = sel.where(TABLE.c.id.in_(q.job_ids))
+        sel = sel.where(TABLE.c.id.in_(q.job_ids) | TABLE.c.array_job_id.in_(q.job_ids))
     if q.users:
         sel = sel.where(TABLE.c.user.in_(q.users))
     if q.owner is not None:

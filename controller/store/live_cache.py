@@ -96,6 +96,7 @@ class Live:
         "uid",
         "name",
         "partition",
+        "array_job_id",
         "encoded",
     )
 
@@ -111,6 +112,7 @@ class Live:
         self.user: str = values[_AT["user"]]
         self.uid: int = values[_AT["uid"]]
         self.name: str = values[_AT["name"]]
+        self.array_job_id: int | None = values[_AT["array_job_id"]]  # -j N lists array N
         self.partition: str = values[_AT["partition"]]
         self.encoded: dict[Any, str] | None = None  # shape -> JSON text (listing.py)
 
