@@ -45,6 +45,7 @@ UPDATE_KEYS = (
     ("Comment", 3, "comment"), ("Partition", 2, "partition"), ("Requeue", 4, "requeue"),
     ("Priority", 2, "priority"), ("Nice", 2, "nice"), ("Dependency", 1, "dependency"),
     ("StartTime", 2, "begin_time"), ("NumNodes", 8, "nodes"),
+    ("ArrayTaskThrottle", 10, "array_throttle"),
 )  # fmt: skip
 NICE_LIMIT = 2**31 - 3  # Slurm's NICE_OFFSET - 3
 PRIORITY_MAX = 0xFFFFFFFD  # below NO_VAL, as scontrol's parse_uint32 wants
@@ -55,7 +56,7 @@ LATER = (
     ("Account", 1), ("EndTime", 2), ("Deadline", 3),
     ("Features", 1), ("Gres", 2), ("NodeList", 8), ("ReqNodeList", 8), ("ExcNodeList", 3),
     ("WorkDir", 2), ("StdOut", 6), ("TimeMin", 5), ("CPUsPerTask", 9), ("Licenses", 1),
-    ("ReservationName", 3), ("AdminComment", 6), ("ArrayTaskThrottle", 10),
+    ("ReservationName", 3), ("AdminComment", 6),
 )  # fmt: skip
 
 
@@ -87,15 +88,20 @@ def run(session: Any, tag: str, verb: str, args: Sequence[str]) -> None:
         JobVerbs(session).hold(verb, args)
 
 
-def parse_ids(text: str) -> list[int] | None:
-    """``"7,8"`` -> [7, 8] (``JobId=``/``Job=`` prefix allowed); not a list of ids -> None."""
+_TASK_REF = re.compile(r"\d+_(\d+|\[[\d,:%-]+\])")  # 57_3, 57_[1-3,7]
+_WORD = re.compile(r"[^,\s\[]+(?:\[[^\]]*\])?")  # a comma inside brackets stays
+
+
+def parse_ids(text: str) -> list[int | str] | None:
+    """``"7,8,9_2"`` -> [7, 8, "9_2"] (``JobId=``/``Job=`` prefix allowed): job ids, and
+    array task references as text (the controller resolves them); otherwise None."""
     for prefix in ("jobid=", "job="):
         if text[: len(prefix)].lower() == prefix:
             text = text[len(prefix) :]
-    words = [w for w in text.replace(" ", ",").split(",") if w]
-    if not words or not all(w.isdigit() for w in words):
+    words = _WORD.findall(text)
+    if not words or not all(w.isdigit() or _TASK_REF.fullmatch(w) for w in words):
         return None
-    return [int(w) for w in words]
+    return [int(w) if w.isdigit() else w for w in words]
 
 
 class JobVerbs:
@@ -115,7 +121,8 @@ class JobVerbs:
         last = 0
         for r in results:
             if r.errno:
-                self._say(f"{r.error or errors.message(r.errno)} for job {r.job_id}")
+                who = getattr(r, "job", None) or r.job_id
+                self._say(f"{r.error or errors.message(r.errno)} for job {who}")
                 last = r.errno
         return last
 
@@ -255,6 +262,10 @@ def _value(field: str, val: str) -> Any:
             return parse_node_count(val)
         except ValueError:
             raise ValueError(f"scontrol: error: Invalid NumNodes value: {val}") from None
+    if field == "array_throttle":
+        if not val.isdigit() or int(val) > 2**31 - 1:
+            raise ValueError(f"scontrol: error: Invalid ArrayTaskThrottle value: {val}")
+        return int(val)
     if field == "requeue":
         if not val.isdigit() or int(val) > 65535:
             raise ValueError(f"scontrol: error: Invalid Requeue value: {val}")

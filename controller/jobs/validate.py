@@ -115,7 +115,7 @@ def check_storable(req: JobSubmit) -> None:
     if tasks * (req.cpus_per_task or 1) > INT32_MAX:
         raise SlurmError(errors.ESLURM_TOO_MANY_REQUESTED_CPUS, f"over {INT32_MAX} CPUs")
     if req.array is not None and req.allocation:
-        raise SlurmError(errors.ESLURM_INVALID_ARRAY, "srun and salloc take no --array")
+        raise SlurmError(errors.ESLURM_INVALID_ARRAY)  # srun and salloc take no --array
     if req.dependency:
         try:
             req.dependency = format_deps(parse_deps(req.dependency))
@@ -258,7 +258,7 @@ class SubmitValidator:
         try:
             return arrays.parse_spec(req.array, self.cfg.max_array_size)
         except arrays.ArraySpecError as exc:
-            raise SlurmError(errors.ESLURM_INVALID_ARRAY, str(exc)) from None
+            raise SlurmError(errors.ESLURM_INVALID_ARRAY) from exc  # sbatch prints no detail
 
     def _account_qos(self, caller: Caller, req: JobSubmit, partition: str) -> tuple[str, str]:
         """The job's account and QOS (``SlurmError`` INVALID_ACCOUNT / INVALID_QOS)."""

@@ -124,7 +124,7 @@ def test_bad_ids_and_missing_arguments(fake, capsys):
         "Invalid job id specified for job abc\nslurm_suspend error: Invalid job id specified\n",
         1,
     )
-    assert run(capsys, ["requeue", "5_1"]) == ("", "Invalid job id specified for job 5_1\n", 1)
+    assert run(capsys, ["requeue", "5_"]) == ("", "Invalid job id specified for job 5_\n", 1)
     assert run(capsys, ["release"]) == ("", "too few arguments for keyword:release\n", 1)
     assert run(capsys, ["requeue", "Incomplete", "5"]) == (
         "",
