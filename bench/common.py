@@ -176,17 +176,23 @@ class BenchCluster:
 
 @contextmanager
 def bench_cluster(
-    cpus_per_node: int = 4, log: Callable[[str], None] = print, store_url: str | None = None
+    cpus_per_node: int = 4,
+    log: Callable[[str], None] = print,
+    store_url: str | None = None,
+    nodelist: str = NODELIST,
+    extra_conf: tuple[str, ...] = (),
 ) -> Iterator[BenchCluster]:
-    """Start a 2-node cluster in a fresh temp dir; always stop it and remove the dir."""
+    """Start a cluster (2 nodes unless ``nodelist`` says) in a fresh temp dir; always stop
+    it and remove the dir."""
     base = Path(tempfile.mkdtemp(prefix="slurmlite-bench-"))
     os.chmod(base, 0o755)
     spec = ClusterSpec(
         directory=base / "cluster",
-        nodelist=NODELIST,
+        nodelist=nodelist,
         cpus_per_node=cpus_per_node,
         cluster_name="bench",
         store_url=store_url,
+        extra_conf=extra_conf,
     )
     work = base / "work"
     work.mkdir(mode=0o777)
@@ -194,7 +200,7 @@ def bench_cluster(
         started = time.perf_counter()
         up(spec, timeout=60)
         log(
-            f"  (cluster up in {spec.directory}: {NODELIST}, {cpus_per_node} CPUs per node, "
+            f"  (cluster up in {spec.directory}: {nodelist}, {cpus_per_node} CPUs per node, "
             f"{time.perf_counter() - started:.1f} s)"
         )
         env = {

@@ -13,6 +13,8 @@ Benchmarks, cheapest first (``--only`` takes these names)::
     wakeup      submission -> scheduling pass start, the real loop of an in-process controller
     growth      controller start, squeue, sacct -j, today's sacct on a store with 20,000
                 finished jobs (``python -m bench.store_growth`` for 1,000,000 and PostgreSQL)
+    array_drain a 10,000-task array of true (300 with --quick), also with slurmctld SIGKILLed
+                halfway: submit ms, tasks/s, controller RSS, every index ran once
     dep_chain   an afterok chain of 1,000 true jobs (20 with --quick): ms per link
 
 Each prints its figures, with how they were measured and what real Slurm
@@ -41,6 +43,7 @@ import traceback
 from collections.abc import Callable
 
 from bench import realslurm
+from bench.array_drain import array_drain
 from bench.commands import queue, startup
 from bench.common import Figure
 from bench.dep_chain import dep_chain
@@ -64,6 +67,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "wakeup": wakeup,
     "growth": growth,
     "dep_chain": dep_chain,
+    "array_drain": array_drain,
 }
 
 # figure key -> the Slurm 22.05 column of the summary table

@@ -124,10 +124,13 @@ def schedule(parts: SchedParts, state: PassState) -> list[Launch]:
     run, full = choose_pass(parts, state, now)
     marks: gather.Marks = {}
     blocked = deps.evaluate(parts.db, parts.cfg, now)  # before the snapshot: freed jobs join it
-    blocked.update(array_tasks.throttled(parts.db))  # arrays at their %N
+    room, limited = array_tasks.slots(parts.db)  # how many tasks each array may start
+    blocked.update(limited)
     snap, current = gather.take(parts.db, parts.cfg, parts.nodes, now, state.pending, marks)
     if blocked:
         snap = replace(snap, pending=gather.with_reasons(snap.pending, blocked))
+    shown = snap  # what explain and squeue --start read back: no aliases
+    snap, aliases = array_tasks.expand(snap, room)
     state.full = full
     if full:
         state.last_full = now
@@ -138,9 +141,10 @@ def schedule(parts: SchedParts, state: PassState) -> list[Launch]:
             _clear_held(parts)
         return []
     plan: Plan = run(snap, parts.policy)
+    array_tasks.fold(plan, aliases)
     if full:
-        state.snapshot, state.plan = snap, plan
-    started, node_rows = _apply(parts, snap, plan, current, marks, full, now)
+        state.snapshot, state.plan = shown, plan
+    started, node_rows = _apply(parts, snap, plan, current, marks, full, now, aliases)
     # orders are built and signed after the commit: submissions wait less for the store
     launches: list[Launch] = []
     for row in started:
@@ -158,6 +162,7 @@ def _apply(
     marks: gather.Marks,
     full: bool,
     now: float,
+    aliases: dict[int, int] | None = None,
 ) -> tuple[list[JobRow], dict[str, NodeRow]]:
     """Record ``plan`` in one transaction; the started batch jobs and the node rows."""
     started: list[JobRow] = []
@@ -165,7 +170,8 @@ def _apply(
         node_rows = {r.name: r for r in s.scalars(select(NodeRow))}
         # one query for the starting jobs and one for their old batch steps
         # (requeued runs); the changes go out in one flush at commit
-        wanted = [start.job_id for start in plan.starts]
+        alias = aliases or {}
+        wanted = list(dict.fromkeys(alias.get(st.job_id, st.job_id) for st in plan.starts))
         rows = {r.id: r for r in load_rows(s, JobRow, JobRow.id, wanted)}
         steps = {
             st.job_id: st
@@ -174,7 +180,7 @@ def _apply(
         }
         seen = {j.job_id: j.partition for j in snap.pending}
         for start in plan.starts:
-            row = rows.get(start.job_id)
+            row = rows.get(alias.get(start.job_id, start.job_id))  # an alias: its array's master
             # a hold or partition change since the snapshot (scontrol) wins over the plan
             if row is None or row.state != "PENDING" or row.hold:
                 continue
