@@ -67,6 +67,7 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import defer
 
 from controller.nodes.agent_client import AgentOrder
+from controller.sched import invariants_arrays as inv_arrays
 from controller.sched import invariants_deps as inv_deps
 from controller.sched.loop import fail_job
 from controller.steps.ends import SPECIAL, report_grace
@@ -374,6 +375,13 @@ ARRAY_AND_DEPENDENCY_RULES: tuple[Rule, ...] = (
         "begin time := start time",
         lambda s, f: inv_deps.find_started_before_begin(s, f, Violation),
         inv_deps.fix_started_before_begin,
+    ),
+    Rule(
+        "array_task_once",
+        "an array task is pending on its master or split off, never both",
+        "drop the split-off index from the remainder",
+        lambda s, f: inv_arrays.find_task_twice(s, f, Violation),
+        inv_arrays.fix_task_twice,
     ),
 )
 ALL_RULES = RULES + ARRAY_AND_DEPENDENCY_RULES

@@ -56,7 +56,7 @@ def batch_step(h, jid: int) -> dict:  # type: ignore[no-untyped-def]
 
 def test_every_rule_has_a_name_an_invariant_and_a_repair():
     names = [r.name for r in ALL_RULES]
-    assert len(set(names)) == len(names) == 7
+    assert len(set(names)) == len(names) == 8
     assert all(r.says and r.repair for r in ALL_RULES)
 
 
@@ -80,7 +80,7 @@ def test_no_rule_scans_the_job_history_on_sqlite(tmp_path):
             for sql, params in selects
         ]
     db.close()
-    assert len(plans) == 11
+    assert len(plans) == 12
     assert not [p for p in plans if "SCAN jobs" in p or "SCAN steps" in p], plans
 
 
