@@ -1,24 +1,23 @@
-"""``scancel`` by job reference (``57``, ``57_9``, ``57_[1-3]``): which rows, and what
-to do with a task that is still pending on its array's master.
+"""``scancel`` by job reference (``57``, ``57_9``, ``57_[1-3]``).
 
 Each reference is resolved by ``controller.jobs.targets``; every row found
 is cancelled as a plain job is (``JobService._cancel_one``) and its result
 names the reference's task (``job="57_9"``).  A task index still in the
-master's remainder, when it could not be split off, is cancelled by dropping
-it from the remainder: it never runs, and ``squeue -j 57`` then shows
-``57_[0-8]``, as after Slurm's ``scancel 57_9`` (golden
-``52_squeue_after_cancel_pending``).  An unknown index is
-``ESLURM_INVALID_JOB_ID`` (silent in plain mode, as for a plain job).
+master's remainder is split off by the resolver and cancelled as its own
+row: it never runs, and ``squeue -j 57`` then shows ``57_[0-8]``, as after
+Slurm's ``scancel 57_9`` (golden ``52_squeue_after_cancel_pending``).  An
+unknown index is ``ESLURM_INVALID_JOB_ID`` (silent in plain mode, as for a
+plain job).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from controller.auth.callers import Caller, may_act_on
+from controller.auth.callers import Caller
 from controller.jobs.targets import resolve
 from controller.store.models import JobRow
-from slurmlite import arrays, errors
+from slurmlite import errors
 from slurmlite.jobref import JobRefError, parse_ref
 from slurmlite.protocol import CancelRequest, CancelResult
 
@@ -37,14 +36,6 @@ def cancel_refs(
             out.results.append(_refused(0, text, errors.ESLURM_INVALID_JOB_ID))
             continue
         for t in resolve(s, ref):
-            if t.row is None and t.pending_on is not None and t.index is not None:
-                master = t.pending_on
-                if arrays.count(master.array_pending) > 1 or not may_act_on(caller, master.uid):
-                    out.results.append(_drop_pending(caller, master, t.index, t.label))
-                    continue
-                # its last pending index: the master row becomes that task, cancelled
-                master.array_task_id, master.array_pending = t.index, None
-                t.row = master
             if t.row is None:
                 out.results.append(_refused(ref.job_id, t.label, errors.ESLURM_INVALID_JOB_ID))
                 continue
@@ -55,13 +46,6 @@ def cancel_refs(
             cancel_one(s, caller, t.row, req, now, out)
             for r in out.results[before:]:
                 r.job = t.label
-
-
-def _drop_pending(caller: Caller, master: JobRow, index: int, label: str) -> CancelResult:
-    if not may_act_on(caller, master.uid):
-        return _refused(master.id, label, errors.ESLURM_ACCESS_DENIED)
-    master.array_pending = arrays.remove(master.array_pending, index)
-    return CancelResult(master.id, job=label)
 
 
 def _matches(row: JobRow, req: CancelRequest) -> bool:

@@ -166,10 +166,7 @@ class JobOps:
             out.results.append(OpResult(0, errors.ESLURM_INVALID_JOB_ID, job=text))
             return
         for t in resolve(s, ref):
-            if t.pending_on is not None:  # no split yet: only a cancel reaches it
-                code = errors.ESLURM_NOT_SUPPORTED
-            else:
-                code = self._step(t.row, step, now, out)
+            code = self._step(t.row, step, now, out)
             jid = t.row.id if t.row is not None else ref.job_id
             out.results.append(OpResult(jid, code, job=t.label))
 

@@ -13,9 +13,6 @@ transaction into ``Target``s, one per thing the answer reports on:
 * ``N_[a-b,c]``: each index as ``N_i``.
 
 A target whose ``row`` is None is unknown (``ESLURM_INVALID_JOB_ID``).
-``pending_on`` is set instead of ``row`` when the index is still pending and
-no split function is available: only a cancel can act on it then (it drops
-the index from the remainder).
 
 Example: master 57 (pending ``0-9``), ``57_9`` -> ``[Target("57_9", row of
 57_9 split off)]``; ``57`` -> every row of array 57, each labelled
@@ -24,30 +21,20 @@ Example: master 57 (pending ``0-9``), ``57_9`` -> ``[Target("57_9", row of
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import select
 
+from controller.store.array_split import split_task
 from controller.store.models import JobRow
 from slurmlite import arrays
 from slurmlite.jobref import JobRef
-
-Splitter = Callable[[object, JobRow, int], JobRow]
 
 
 @dataclass
 class Target:
     label: str  # how the answer names it: "57", "57_9"
     row: JobRow | None
-    pending_on: JobRow | None = None  # the master, when the index could not be split off
-    index: int | None = None
-
-
-def _splitter() -> Splitter | None:
-    from controller.store.array_split import split_task
-
-    return split_task
 
 
 def label_of(row: JobRow) -> str:
@@ -60,12 +47,11 @@ def label_of(row: JobRow) -> str:
     return f"{row.array_job_id}_[{pending}]"
 
 
-def resolve(s, ref: JobRef, split: bool = True) -> list[Target]:  # type: ignore[no-untyped-def]
-    """The targets of ``ref`` (see module doc); ``split``: split pending tasks off."""
+def resolve(s, ref: JobRef) -> list[Target]:  # type: ignore[no-untyped-def]
+    """The targets of ``ref`` (see module doc); pending tasks it names are split off."""
     if ref.tasks is None:
         return _whole(s, ref.job_id)
     master = _master(s, ref.job_id)
-    splitter = _splitter() if split else None
     out = []
     for i in ref.tasks:
         label = ref.label(i)
@@ -73,10 +59,7 @@ def resolve(s, ref: JobRef, split: bool = True) -> list[Target]:  # type: ignore
         if row is not None:
             out.append(Target(label, row))
         elif master is not None and arrays.contains(master.array_pending, i):
-            if splitter is not None:
-                out.append(Target(label, splitter(s, master, i), index=i))
-            else:
-                out.append(Target(label, None, pending_on=master, index=i))
+            out.append(Target(label, split_task(s, master, i)))
         else:
             out.append(Target(label, None))
     return out
