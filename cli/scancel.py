@@ -28,6 +28,7 @@ import sys
 from cli.common import VERSION, get_client, parse_options
 from slurmlite import errors
 from slurmlite.errors import SlurmError, exit_status
+from slurmlite.jobwords import split_words
 from slurmlite.options import SCANCEL
 from slurmlite.states import parse_signal
 
@@ -51,20 +52,6 @@ def parse_id(text: str) -> int | None:
     ):
         raise ValueError(text)
     return None if task else int(head)
-
-
-def split_words(text: str) -> list[str]:
-    """``"7,8_[1,2]"`` -> ``["7", "8_[1,2]"]`` (as ``slurmlite.jobref``; no import: start-up)."""
-    words, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            words.append(cur)
-            cur = ""
-            continue
-        depth += {"[": 1, "]": -1}.get(ch, 0)
-        cur += ch
-    words.append(cur)
-    return [w for w in words if w]
 
 
 def main(argv: list[str] | None = None) -> None:

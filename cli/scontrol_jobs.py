@@ -33,6 +33,7 @@ import sys
 
 from slurmlite import errors
 from slurmlite.errors import SlurmError
+from slurmlite.jobwords import split_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,7 +90,6 @@ def run(session: Any, tag: str, verb: str, args: Sequence[str]) -> None:
 
 
 _TASK_REF = re.compile(r"\d+_(\d+|\[[\d,:%-]+\])")  # 57_3, 57_[1-3,7]
-_WORD = re.compile(r"[^,\s\[]+(?:\[[^\]]*\])?")  # a comma inside brackets stays
 
 
 def parse_ids(text: str) -> list[int | str] | None:
@@ -98,7 +98,7 @@ def parse_ids(text: str) -> list[int | str] | None:
     for prefix in ("jobid=", "job="):
         if text[: len(prefix)].lower() == prefix:
             text = text[len(prefix) :]
-    words = _WORD.findall(text)
+    words = split_words(text.replace(" ", ","))
     if not words or not all(w.isdigit() or _TASK_REF.fullmatch(w) for w in words):
         return None
     return [int(w) if w.isdigit() else w for w in words]

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 
 from slurmlite.arrays import ArraySpecError, indices, parse_spec
+from slurmlite.jobwords import split_words
 
 MAX_INDEX = 4_000_000  # far above any MaxArraySize; a bigger index is a typo
 INT32 = 2**31 - 1
@@ -74,20 +75,6 @@ def parse_ref(text: str) -> JobRef:
 def parse_refs(text: str) -> list[JobRef]:
     """A comma list, where commas inside brackets belong to the task list."""
     return [parse_ref(word) for word in split_words(text)]
-
-
-def split_words(text: str) -> list[str]:
-    """``"7,8_[1,2],9"`` -> ``["7", "8_[1,2]", "9"]`` (empty words dropped)."""
-    words, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            words.append(cur)
-            cur = ""
-            continue
-        depth += {"[": 1, "]": -1}.get(ch, 0)
-        cur += ch
-    words.append(cur)
-    return [w for w in words if w]
 
 
 def _ranges(tasks: tuple[int, ...]) -> str:
