@@ -55,6 +55,7 @@ _TARGET = (
     JobRow.state,
     JobRow.start_time,
     JobRow.end_time,
+    JobRow.time_limit,  # for explain's "expected to end by"
     JobRow.array_job_id,
     JobRow.array_task_id,
     JobRow.array_pending,
@@ -128,7 +129,8 @@ def combine(deps: Deps, states: Sequence[str]) -> tuple[str, Deps]:
     return (WAIT if left else DONE), Deps(left, False)
 
 
-def _groups(conn: Any, ids: Iterable[int]) -> dict[int, Group]:
+def target_groups(conn: Any, ids: Iterable[int]) -> dict[int, Group]:
+    """Each target id's rows (an array id: all its rows), in queries of 500 ids."""
     ids = sorted(set(ids))
     out: dict[int, Group] = {}
     for i in range(0, len(ids), 500):
@@ -179,7 +181,7 @@ def evaluate(db: Database, cfg: Config, now: float) -> dict[int, str]:
         live = [j for j in jobs if not j.dep_failed]
         parsed = {j.id: stored(j.dependency) for j in live}
         targets = {e.job_id for d in parsed.values() if d for e in d.elements if e.job_id}
-        groups = _groups(conn, targets) if targets else {}
+        groups = target_groups(conn, targets) if targets else {}
         single = [j for j in live if any(e.kind == "singleton" for e in parsed[j.id].elements)]  # type: ignore[union-attr]
         peers = _singletons(conn, single)
     blocked = {j.id: reasons.DEPENDENCY_NEVER_SATISFIED for j in jobs if j.dep_failed}

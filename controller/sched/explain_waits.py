@@ -8,16 +8,16 @@ running target with a time limit, when it is expected to end at the latest::
     singleton — another job named "train" of alice is RUNNING or queued first
     begin time 2026-12-04T16:00:00 (--begin)
 
-The targets are read in one query (an array target counts all its rows).
+The targets are read as the pass reads them (``deps.target_groups``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from controller.sched.deps import target_groups
 from controller.store.models import JobRow
 from slurmlite.dependency import Dep, stored
 from slurmlite.timefmt import fmt_timestamp
@@ -29,30 +29,15 @@ def waits_for(s: Session, row: JobRow, now: float) -> list[str]:
     deps = stored(row.dependency)
     if deps is not None and deps.elements:
         ids = sorted({e.job_id for e in deps.elements if e.job_id})
-        rows = _targets(s, ids) if ids else {}
+        groups = target_groups(s.connection(), ids) if ids else {}
         how = " (any one of these)" if deps.any_of and len(deps.elements) > 1 else ""
         mark = "(failed: can never be met) " if row.dep_failed else ""
         for e in deps.elements:
-            out.append(f"{e.text()}{how} — {mark}{_target_text(e, rows.get(e.job_id, []), row)}")
+            out.append(
+                f"{e.text()}{how} — {mark}{_target_text(e, groups[e.job_id].rows if e.job_id in groups else [], row)}"
+            )
     if row.eligible_time is not None and row.eligible_time > now:
         out.append(f"begin time {fmt_timestamp(row.eligible_time)} (--begin)")
-    return out
-
-
-def _targets(s: Session, ids: list[int]) -> dict[int, list[Any]]:
-    cols = (
-        JobRow.id,
-        JobRow.state,
-        JobRow.start_time,
-        JobRow.time_limit,
-        JobRow.array_job_id,
-        JobRow.array_pending,
-    )
-    q = select(*cols).where(or_(JobRow.id.in_(ids), JobRow.array_job_id.in_(ids)))
-    out: dict[int, list[Any]] = {}
-    for r in s.execute(q):
-        for key in {r.id, r.array_job_id} - {None}:
-            out.setdefault(key, []).append(r)
     return out
 
 
