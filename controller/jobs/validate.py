@@ -138,6 +138,7 @@ class SubmitPlan:
     error: SlurmError | None = None
     account: str = ""  # resolved by Accounts.resolve ("" : not resolved)
     qos: str = ""
+    array: ArraySpec | None = None  # --array, parsed against MaxArraySize
 
 
 class RowView:
@@ -206,7 +207,7 @@ class SubmitValidator:
 
     def validate(self, caller: Caller, req: JobSubmit) -> SubmitPlan:
         check_storable(req)
-        self._array(req)
+        array = self._array(req)
         check_limits(req)
         part = self._partition(req.partition)
         account, qos = self._account_qos(caller, req, part.name)
@@ -223,7 +224,12 @@ class SubmitValidator:
         else:
             limit = part.default_time if part.default_time is not None else part.max_time
         plan = SubmitPlan(
-            partition=part, time_limit=limit, memory=self._memory(req), account=account, qos=qos
+            partition=part,
+            time_limit=limit,
+            memory=self._memory(req),
+            account=account,
+            qos=qos,
+            array=array,
         )
         values = self._request_values(req, plan)
         # QOS limits (controller.accounting.qos_limits): refuse over MaxSubmitJobsPerUser (or DenyOnLimit);
@@ -320,7 +326,7 @@ class SubmitValidator:
     ) -> dict[str, Any]:
         """The new job's row as column values (the same keys for every job: one batch insert)."""
         v = self._request_values(req, plan)
-        spec = self._array(req)
+        spec = plan.array
         ntasks = req.ntasks or (req.nodes_min or 1) * (req.ntasks_per_node or 1)
         v.update(
             id=job_id,
