@@ -42,6 +42,11 @@ loop and overlap: spawning a wrapper takes a fraction of a millisecond, and
 the wait for its report is a pipe the loop watches (``launch``), so the 64
 orders of one request start together, not one after another.
 
+Cut off: a fifth duty (``agent.cutoff``) watches how long the controller
+has been silent; past ``SlurmdTimeout`` less a margin, with the controller's
+host not answering at all, the agent kills its runs (``fence``), so that a
+job the controller requeues elsewhere never runs twice at once.
+
 Time: the agent reads no clock of its own.  ``clock`` (Unix seconds, for
 time stamps, signatures, credential expiry and the nonces' lifetime) and
 ``timer`` (monotonic seconds, for waits: kill grace, retry gaps, caches)
@@ -71,6 +76,7 @@ import httpx
 from agent import machine
 from agent.completions import CompletionSpool, retry_delay
 from agent.configless import local_conf
+from agent.cutoff import ContactWatch, Fencing
 from agent.gres import GpuDevice, device_indices
 from agent.isolation import Isolation
 from agent.launcher import BatchRun, Launcher, LaunchError
@@ -109,7 +115,7 @@ class Job:
 
 
 @dataclass
-class AgentState(CompletionSpool, StepDuties):
+class AgentState(CompletionSpool, StepDuties, Fencing):
     """The agent; give it ``node_key`` (or ``cluster_key``, derived once and not kept)."""
 
     cfg: Config
@@ -128,6 +134,7 @@ class AgentState(CompletionSpool, StepDuties):
     launching: set[int] = field(default_factory=set)  # job ids whose launch is under way
     _background: set[asyncio.Task[Any]] = field(default_factory=set)  # prologs, late epilogs
     _stopped: set[tuple[int, int]] = field(default_factory=set)  # terminated in their prolog
+    _fenced: set[tuple[int, int]] = field(default_factory=set)  # killed while cut off (Fencing)
 
     def __post_init__(self, cluster_key: bytes | None) -> None:
         if cluster_key is not None and not self.node_key:
@@ -148,7 +155,11 @@ class AgentState(CompletionSpool, StepDuties):
             self.timer,
         )
         host = self.cfg.control_addr or self.cfg.control_host
+        self.controller_host = host
         self.controller_url = f"http://{host}:{self.cfg.slurmctld_port}"
+        self.contact = ContactWatch(
+            self.cfg.slurmd_timeout, self.cfg.heartbeat_interval, self.timer
+        )
         self.http = httpx.AsyncClient(timeout=10.0)
 
     # ------------------------------------------------------------ orders
@@ -158,6 +169,7 @@ class AgentState(CompletionSpool, StepDuties):
     ) -> None:
         """Raise ``CredentialError`` unless the controller signed this request for this node."""
         self.gate.check_request(headers, method, path, body, self.clock())
+        self.contact.heard()  # a signed order: the controller can reach this node
 
     def verify_order(self, op: str, body: dict[str, Any]) -> dict[str, Any]:
         """The order's claims; ``OrderRefused`` for a bad or replayed credential."""
@@ -294,6 +306,7 @@ class AgentState(CompletionSpool, StepDuties):
                 start_time=proc.started,
                 end_time=proc.ended or self.clock(),
                 failed_script="epilog" if epilog_failed else None,
+                fenced=self.was_fenced(job.job_id, job.restarts),
             )
         )
 
@@ -366,7 +379,10 @@ class AgentState(CompletionSpool, StepDuties):
         body = json.dumps(payload).encode()
         headers = sign_request(self.node_key, self.name, "POST", path, body, self.clock())
         headers["content-type"] = "application/json"
-        return await self.http.post(self.controller_url + path, content=body, headers=headers)
+        sent = self.timer()
+        r = await self.http.post(self.controller_url + path, content=body, headers=headers)
+        self.contact.heard(sent)  # answered: the controller heard this node at ``sent`` or later
+        return r
 
     def register_message(self) -> NodeRegister:
         nc = self.node_conf

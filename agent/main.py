@@ -128,6 +128,7 @@ async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset) -> None:  #
     import uvicorn
 
     from agent.app import create_app
+    from agent.cutoff import watch_forever
     from agent.daemon import AgentState
     from agent.gres import discover
     from slurmlite.clock import monotonic_clock, system_clock
@@ -169,9 +170,15 @@ async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset) -> None:  #
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: None)
     watched, queued = state.adopt_spool()  # before registering: the registration lists them
+    fence = watch_forever(state.contact, state.controller_host, cfg.slurmctld_port, state.fence)
     tasks = [
         asyncio.create_task(t)
-        for t in (state.register_forever(), state.heartbeat_forever(), state.report_forever())
+        for t in (
+            state.register_forever(),
+            state.heartbeat_forever(),
+            state.report_forever(),
+            fence,  # cut off from the controller: kill the runs (agent.cutoff)
+        )
     ]
     logging.getLogger("slurmd").info(
         "event=start node=%s addr=%s:%s gpus=%d source=%s adopted=%d completions=%d",

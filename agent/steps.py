@@ -60,7 +60,7 @@ from agent.tasks import Task, close_gate
 from slurmlite.clock import Clock, system_clock
 from slurmlite.protocol import JobCompletion, StepLaunch
 
-__all__ = ["DRAIN_S", "StepRun", "cancel_message", "step_status"]
+__all__ = ["DRAIN_S", "StepRun", "cancel_message", "cancel_time", "step_status"]
 
 DRAIN_S = 2.0  # output still read after the last task ended and the leftovers were killed
 EVENTS = 256  # lines held for a slow client before the tasks' pipes are left to fill
@@ -86,7 +86,7 @@ def cancel_message(
     ``slurmstepd: error: *** STEP 7.0 ON n1 CANCELLED AT 2026-01-02T03:04:05 ***``
     (``now`` in local time when the job's line gives no time)."""
     found = re.search(r"CANCELLED AT (\S+)( DUE (?:TO|to) [^*]*?)? \*\*\*", job_message or "")
-    when = found.group(1) if found else _local(now)
+    when = found.group(1) if found else cancel_time(now)
     due = (found.group(2) or "") if found else ""
     return f"slurmstepd: error: *** STEP {job_id}.{step_id} ON {node} CANCELLED AT {when}{due} ***"
 
@@ -245,7 +245,7 @@ class StepRun:
         await asyncio.to_thread(append_line, path, line, uid, gid, groups)
 
     def _time_is_up(self) -> None:
-        when = _local(self.clock())
+        when = cancel_time(self.clock())
         line = (
             f"slurmstepd: error: *** STEP {self.name} ON {self.launch.node} "
             f"CANCELLED AT {when} DUE TO TIME LIMIT ***"
@@ -334,6 +334,6 @@ async def _reap(t: Task) -> int:
     return status
 
 
-def _local(now: float) -> str:
+def cancel_time(now: float) -> str:
     """Unix seconds as Slurm writes them in a cancel line: local time, ``2026-01-02T03:04:05``."""
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now))

@@ -79,6 +79,10 @@ class Controller:
         self.jobs.drain_node = lambda node, why: self.nodes.update(
             NodeUpdate([node], "DRAIN", why), 0
         )
+        # a run its agent fenced (agent.cutoff) is lost there: the loop requeues it
+        self.jobs.lost_run = lambda job, restarts, node: self.nodes.reconcile.lost(
+            job, restarts, node, clock()
+        )
         self.priorities = PriorityService(  # multifactor priority, usage, fair-share
             self.db, cfg, self.nodes.rows, self.accounts.records, wake=lambda: self.loop.wake()
         )

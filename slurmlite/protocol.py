@@ -394,6 +394,9 @@ class JobCompletion:
     # a site script on the node failed (slurmlite.scriptenv): "prolog" (nothing ran: the
     # controller drains the node and requeues the job held) or "epilog" (drains the node)
     failed_script: str | None = None
+    # the agent killed the run because it was cut off from the controller (agent.cutoff):
+    # not the job's own end; the controller requeues the job if it still runs here
+    fenced: bool = False
 
 
 @dataclass

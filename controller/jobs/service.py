@@ -76,6 +76,8 @@ class JobService:
         self.min_job_age = validator.cfg.min_job_age
         self._purger = submit_keys.Purger()
         self.drain_node: Callable[[str, str], None] | None = None  # (node, why): context's
+        # (job, restarts, node): a run its agent fenced (agent.cutoff); context's
+        self.lost_run: Callable[[int, int, str], None] | None = None
 
     # ------------------------------------------------------------ submit
 
@@ -438,6 +440,10 @@ class JobService:
             return end_of_requeued_run(steps.get((row.id, msg.step_id)), node, msg, now)
         if row is None or row.restarts != msg.restarts or row.batch_host != node:
             return False
+        if msg.fenced and row.state == "RUNNING" and self.lost_run is not None:
+            # killed by its cut-off agent (agent.cutoff): lost on the node, not the job's end
+            self.lost_run(row.id, row.restarts, node)
+            return True
         if prolog_failed(s, self.validator.cfg, row, node, msg, now):
             return True  # nothing ran: requeued held, or FAILED (node_scripts)
         step = steps.get((row.id, msg.step_id))

@@ -33,6 +33,12 @@ liveness checks) gives every suspect a fresh grace from its resume
 (``extend``): the report that would have cleared the suspicion may still be
 queued, and a pause must not make a running job look vanished.
 
+A run the agent *fenced* (killed because it was cut off from the
+controller, ``agent.cutoff``) is lost the same way, without a grace: its
+completion, marked ``fenced``, makes it due at once (``lost``) if the store
+still has that run RUNNING there, so it is requeued or ends NODE_FAIL rather
+than being recorded with the kill's exit status.
+
 Suspicions live in memory: after a controller restart the next report
 rebuilds them.  Slurm does the same through the job list in its node
 registration message (``slurmctld``'s handling of missing batch jobs).
@@ -96,6 +102,11 @@ class Reconciler:
                 else:
                     self._suspects.setdefault((job_id, restarts), (node, now + grace))
             self._strays += strays
+
+    def lost(self, job_id: int, restarts: int, node: str, now: float) -> None:
+        """Run ``restarts`` of ``job_id`` is gone from ``node`` for sure: due at ``now``."""
+        with self._lock:
+            self._suspects[(job_id, restarts)] = (node, now)
 
     def extend(self, deadline: float) -> None:
         """No suspect's grace ends before ``deadline`` (after a controller stall)."""

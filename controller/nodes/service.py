@@ -211,7 +211,9 @@ class NodeService:
         self.last_seen[name] = now
         self._note_measures(name, cpu_load, free_mem)
         if running_jobs is not None:
-            self.reconcile.report(name, running_jobs, now, self.grace(), registering=False)
+            # a node back from DOWN is checked like a registration: a run it still holds
+            # of a job requeued meanwhile is told to terminate
+            self.reconcile.report(name, running_jobs, now, self.grace(), registering=revive)
         if revive:
             with self._write() as s:
                 r = s.get(NodeRow, name)

@@ -123,3 +123,75 @@ def test_a_job_being_cancelled_when_its_agent_died_is_terminated_again(harness):
     h.clock.advance(6)
     h.tick()
     assert h.job(jid)["flags"] == [] and h.job(jid)["state"] == "CANCELLED"
+
+
+# ------------------------------------------------- runs their agent fenced (agent.cutoff)
+
+
+def fenced_end(node: str, jid: int, restarts: int = 0) -> JobCompletion:
+    """What a cut-off agent reports for the run it killed: SIGTERM, marked fenced."""
+    return JobCompletion(node, jid, restarts, "batch", 15, fenced=True)
+
+
+def test_a_run_its_agent_fenced_is_requeued_at_once_not_ended_by_the_kill(harness):
+    h = harness
+    jid, node = running_job(h)
+    # the link healed just before the controller marked the node DOWN
+    assert h.ctl.jobs.complete(node, fenced_end(node, jid))
+    h.tick()  # no grace: the run is gone for sure
+    job = h.job(jid)
+    assert (job["state"], job["restarts"]) == ("PENDING", 1)
+    assert job["restart_causes"] == f"node_fail:{node}"
+    assert job["exit_code"] in (None, 0)  # the kill's status is not the job's
+    h.agents.take("launch", 1)
+    h.agents.assert_nothing_else()
+
+
+def test_without_requeue_a_fenced_run_ends_node_fail(harness):
+    h = harness
+    jid, node = running_job(h, requeue=False)
+    h.ctl.jobs.complete(node, fenced_end(node, jid))
+    h.tick()
+    assert (h.job(jid)["state"], h.job(jid)["reason"]) == ("NODE_FAIL", "NodeDown")
+
+
+def test_a_fenced_end_of_a_run_requeued_meanwhile_changes_nothing(harness):
+    h = harness
+    jid, node = running_job(h)
+    h.clock.advance(11)  # silent past SlurmdTimeout=10: DOWN, requeued
+    other = "n2" if node == "n1" else "n1"
+    h.ctl.nodes.heartbeat(other, [])
+    h.tick()
+    assert (h.job(jid)["state"], h.job(jid)["restarts"]) == ("PENDING", 1)
+    h.ctl.jobs.complete(node, fenced_end(node, jid))  # after the healing
+    h.tick()
+    job = h.job(jid)
+    assert (job["restarts"], job["restart_causes"]) == (1, f"node_fail:{node}")  # once
+    h.agents.take("launch", 1)
+
+
+def test_a_fenced_end_of_a_job_being_cancelled_ends_its_completing(harness):
+    h = harness
+    jid, node = running_job(h)
+    h.client.post("/v1/jobs/cancel", json={"job_ids": [jid]})
+    assert h.job(jid)["flags"] == ["COMPLETING"]
+    assert h.ctl.jobs.complete(node, fenced_end(node, jid))
+    h.tick()
+    job = h.job(jid)
+    assert (job["state"], job["flags"], job["restarts"]) == ("CANCELLED", [], 0)
+
+
+def test_a_node_back_from_down_by_heartbeat_is_told_to_kill_a_requeued_run(harness):
+    h = harness
+    h.ctl.nodes.cfg.return_to_service = 1  # a node DOWN for silence comes back by itself
+    jid, node = running_job(h)
+    h.clock.advance(11)  # DOWN, requeued
+    other = "n2" if node == "n1" else "n1"
+    h.ctl.nodes.heartbeat(other, [])
+    h.tick()
+    h.agents.take("launch", sum(o.kind == "launch" for o in h.agents.sent))
+    # the link heals: the agent (never restarted, not fenced) still holds run 0
+    h.ctl.nodes.heartbeat(node, [jid])
+    h.tick()
+    kills = [(to, spec.job_id, spec.signal) for _, to, spec in h.agents.take("signal", 1)]
+    assert kills == [(node, jid, None)]

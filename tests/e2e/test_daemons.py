@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,32 @@ def test_completion_is_delivered_after_a_controller_restart(own):
     # and what was accepted before the restart is still there
     assert c.run(f"squeue -h -j {held} -o '%T %r'").stdout == "PENDING JobHeldUser\n"
     c.run(f"scancel {held}")
+
+
+def test_a_controller_down_past_slurmdtimeout_does_not_fence_the_runs(own):
+    """Agent fencing (agent.cutoff) kills runs only when the controller's host is silent:
+    a stopped controller (an upgrade) refuses connections, so its nodes keep running."""
+    c = own
+    go = c.work / "go-after-outage"
+    jid = c.submit(f"--wrap 'while [ ! -e {go} ]; do sleep 0.1; done; echo done'", cwd=c.work)
+    wait_for(
+        lambda: c.run(f"squeue -h -j {jid} -o %T").stdout.strip() == "RUNNING", what="job running"
+    )
+    pidfile = c.directory / "run" / "slurmctld.pid"
+    os.kill(read_pid(pidfile), signal.SIGTERM)
+    wait_for(lambda: not pidfile.exists(), what="controller stopped")
+    try:
+        # the one wait on time here: nothing happens during it (SlurmdTimeout=5, + margin)
+        time.sleep(7)
+        go.touch()
+    finally:
+        subprocess.run(
+            [sys.executable, "-m", "controller.main", "-f", str(c.conf)], check=True, env=c.env()
+        )
+    assert c.wait_done(jid, timeout=30) == "COMPLETED"
+    assert (c.work / f"slurm-{jid}.out").read_text() == "done\n"  # it ran on, to its end
+    job = c.run(f"scontrol show job {jid}").stdout
+    assert "Restarts=0" in job and "ExitCode=0:0" in job
 
 
 def test_silent_node_is_marked_then_down_then_back(own):

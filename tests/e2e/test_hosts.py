@@ -19,8 +19,9 @@ The cluster is set up as a lab admin would set up three machines::
   rendezvous at ``MASTER_ADDR`` (the first node's name) from the other host.
 * **cut links** (a1's switch port down): shorter than ``SlurmdTimeout`` (6 s
   here), the job rides it out and its result arrives after the healing; longer,
-  a1 goes DOWN, its job is requeued onto a2 and completes there, and a1 comes
-  back by itself (``ReturnToService=1``) once the link heals.
+  a1's agent kills its run first (fencing, ``agent.cutoff``), a1 goes DOWN,
+  its job is requeued onto a2 and completes there, and a1 comes back by
+  itself (``ReturnToService=1``) once the link heals.
 
 Jobs synchronise on files the test creates in the shared work directory
 (the "NFS home" every host sees), never on sleeps.  Node weights (a1
@@ -335,7 +336,8 @@ def test_a_cut_past_slurmdtimeout_requeues_onto_the_other_host(lab, long_cut):
     assert "Reason=" not in lab.cluster.run("scontrol show node a1").stdout
 
 
-@pytest.mark.xfail(strict=True, reason="agent fencing lands with branch crash")
 def test_only_one_run_wrote_the_cut_off_one_was_killed(long_cut):
+    # agent fencing (agent.cutoff): a1's agent, cut off for SlurmdTimeout less a margin
+    # with ctl silent, killed its run before the controller requeued the job onto a2
     assert long_cut.first_run_killed
     assert lines(long_cut.log) == ["start 0 a1", "start 1 a2", "end 1 a2"]
