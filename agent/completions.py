@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from slurmlite.clock import Clock
+from slurmlite.crashpoints import crash_point
 from slurmlite.protocol import JobCompletion, to_dict
 
 if TYPE_CHECKING:
@@ -174,6 +175,7 @@ class CompletionSpool:
             body.append(data)
         if not body:
             return not unread
+        crash_point("slurmd.completion.before_post")
         try:
             r = await self.post(f"/v1/nodes/{self.name}/completions", {"completions": body})
             if r.status_code == 404:
@@ -185,6 +187,7 @@ class CompletionSpool:
         except (httpx.HTTPError, ValueError, KeyError) as e:
             log.warning("event=completions_retry n=%s error=%r", len(body), str(e))
             return False
+        crash_point("slurmd.completion.after_ack")
         acked = 0
         for path, ack in _pair(sent, body, acks):
             if ack.get("ok"):

@@ -87,6 +87,7 @@ from agent.stepstate import StepDuties
 from agent.steptable import StepTable
 from slurmlite.clock import Clock, monotonic_clock, system_clock
 from slurmlite.config import Config, NodeConf
+from slurmlite.crashpoints import crash_point
 from slurmlite.credential import node_key, sign_request
 from slurmlite.jobenv import set_gpu_indices
 from slurmlite.protocol import (
@@ -250,6 +251,7 @@ class AgentState(CompletionSpool, StepDuties, Fencing):
             log.warning("event=master_port_taken job=%s node=%s", spec.job_id, self.name)
             asyncio.get_running_loop().run_in_executor(None, proc.write_stderr, warning)
         log.info("event=launched job=%s node=%s pid=%s", spec.job_id, self.name, proc.pid)
+        crash_point("slurmd.launch.after_spawn")
         return "started"
 
     def _on_devices(self, spec: LaunchSpec) -> None:

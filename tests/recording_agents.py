@@ -5,7 +5,8 @@ controller and its node agents (DESIGN.md §4 rule 9).  This fake stands in
 for ``HttpAgentClient``: every launch or signal order it is given is
 appended to ``sent`` as an ``Order(kind, node, spec)`` and nothing is sent
 anywhere; ``fail_nodes`` names nodes whose agent "cannot be reached" (the
-call raises ``AgentError`` and records nothing).
+call raises ``AgentError`` and records nothing); ``mute_nodes`` names nodes
+whose agent gets the orders (recorded) and dies before answering.
 
 A test takes the orders it expects and then says nothing else was sent::
 
@@ -42,6 +43,8 @@ class RecordingAgentClient:
 
     sent: list[Order] = field(default_factory=list)
     fail_nodes: set[str] = field(default_factory=set)
+    # nodes whose agent gets the orders but dies before answering (recorded, then raises)
+    mute_nodes: set[str] = field(default_factory=set)
 
     async def launch(self, to: AgentAddress, spec: LaunchSpec) -> None:
         self._reach(to)
@@ -52,6 +55,8 @@ class RecordingAgentClient:
     ) -> list[AgentError | None]:
         self._reach(to)
         self.sent.extend(Order("launch", to.node, spec) for spec in specs)
+        if to.node in self.mute_nodes:
+            raise AgentError(f"node {to.node} did not answer", unanswered=True)
         return [None] * len(specs)
 
     async def signal(self, to: AgentAddress, spec: SignalSpec) -> None:

@@ -38,6 +38,7 @@ from controller.store.db import Database
 from controller.store.models import JobRow, StepRow
 from controller.store.rows import add_flag, allocs_of, drop_flag, row_maker, split_list
 from slurmlite import errors, reasons
+from slurmlite.crashpoints import crash_point
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import (
     CancelRequest,
@@ -225,6 +226,8 @@ class JobService:
             if keys:
                 submit_keys.insert(s, keys)
                 self._purger.maybe(s, now)
+            crash_point("ctld.submit.before_commit")
+        crash_point("ctld.submit.after_commit")
         return numbered
 
     def _next_id(self, s: Connection, count: int = 1) -> int:
@@ -420,6 +423,8 @@ class JobService:
                 key = (msg.job_id, msg.restarts, msg.step_id)
                 out.append(key not in seen and self._complete_in(s, node, msg, now, rows, steps))
                 seen.add(key)
+            crash_point("ctld.complete.before_commit")
+        crash_point("ctld.complete.after_commit")
         drain_after(node, msgs, out, self.drain_node)  # a failed Prolog/Epilog there
         return out
 

@@ -82,12 +82,31 @@ class AgentAddress:
 
 
 class AgentError(Exception):
-    """The agent could not be reached or refused the order."""
+    """The agent could not be reached or refused the order.
 
-    def __init__(self, message: str, refused: bool = False, fenced: bool = False) -> None:
+    ``unanswered``: the request went out but no answer came (the agent died
+    or stalled while handling it): the order may have been carried out, so
+    a launch counts as started and the node's reports settle it
+    (``controller.nodes.reconcile``), never as "nothing ran"."""
+
+    def __init__(
+        self, message: str, refused: bool = False, fenced: bool = False, unanswered: bool = False
+    ) -> None:
         super().__init__(message)
         self.refused = refused
         self.fenced = fenced  # refused for an older epoch: another controller took over
+        self.unanswered = unanswered
+
+
+# failures before a byte of the request left: the agent cannot have acted on it
+NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
+
+
+def unreachable(to: AgentAddress, e: httpx.HTTPError) -> AgentError:
+    """The error for a request to ``to`` that failed with ``e``."""
+    if isinstance(e, NOT_SENT):
+        return AgentError(f"node {to.node} unreachable at {to.url}: {e}")
+    return AgentError(f"node {to.node} did not answer at {to.url}: {e!r}", unanswered=True)
 
 
 FENCED = 409  # the agent has obeyed a newer controller epoch (agent.fencing)
@@ -218,7 +237,7 @@ class HttpAgentClient:
         try:
             r = await self._send(to, path, body)
         except httpx.HTTPError as e:
-            raise AgentError(f"node {to.node} unreachable at {to.url}: {e}") from e
+            raise unreachable(to, e) from e
         if r.status_code >= 400:
             raise self._refused(
                 f"node {to.node} refused {path}: {r.status_code} {r.text}", r.status_code
@@ -252,7 +271,7 @@ class HttpAgentClient:
         try:
             r = await self._send(to, "/v1/launches", body)
         except httpx.HTTPError as e:
-            raise AgentError(f"node {to.node} unreachable at {to.url}: {e}") from e
+            raise unreachable(to, e) from e
         if r.status_code == 404:
             return list(await asyncio.gather(*(self._one(to, s) for s in specs)))
         if r.status_code >= 400:

@@ -31,7 +31,12 @@ a completion, a node registering — ``wake()``) and at least every
    its own credential).  The loop does not wait for the answers: while an
    agent spawns one pass's jobs, the completions it reports already start
    the next pass, so agents are kept busy (``tick()``, used by tests, does
-   wait for them).
+   wait for them).  An agent that cannot be reached (nothing was sent) gives
+   the job back to the queue unchanged; one that refuses fails it
+   (JobLaunchFailure); one that got the order but never answered (it died
+   or stalled meanwhile) leaves it RUNNING: it may run there, and the
+   node's next reports say whether it does (``controller.nodes.reconcile``:
+   else it is requeued once the grace is over, or when the node is DOWN).
 
 Passes are event-driven and coalesced.  Events that arrive during a pass
 are served together by the next one, which starts at least ``MIN_GAP``
@@ -72,6 +77,7 @@ from controller.store.job_query import owner_of
 from controller.store.models import JobRow, StepRow
 from controller.store.rows import add_flag, drop_flag, split_list
 from slurmlite import reasons
+from slurmlite.crashpoints import crash_point
 from slurmlite.protocol import LaunchSpec, SignalSpec
 from slurmlite.restarts import NODE_FAIL
 from slurmlite.scheduler.snapshot import Plan, Snapshot
@@ -176,6 +182,8 @@ class SchedulerLoop:
         orders += await asyncio.to_thread(self._time_limits)
         orders += await asyncio.to_thread(self._steps_and_allocations)
         started = await asyncio.to_thread(self._schedule)
+        if started:
+            crash_point("ctld.plan.after_commit")
         # with PrologSlurmctld the started jobs are CONFIGURING: their launches wait for it
         launches, configuring, epilogs = await self.scripts.after_pass(started)
         per_node: dict[AgentAddress, list[LaunchSpec]] = {}
@@ -266,9 +274,12 @@ class SchedulerLoop:
             errors = await self.agents.launch_many(to, specs)
         except AgentError as e:
             errors = [e] * len(specs)
+        crash_point("ctld.launch.after_send")
         failed = [(spec, e) for spec, e in zip(specs, errors, strict=True) if e is not None]
         for spec, e in failed:
             log.warning("event=launch_failed job=%s node=%s error=%r", spec.job_id, to.node, str(e))
+            if e.unanswered:  # it may run: the node's next reports say (nodes.reconcile)
+                continue
             await asyncio.to_thread(self._launch_failed, spec, e.refused)
         # a refused launch freed its resources: schedule again now.  An unreachable
         # agent's jobs wait for the next periodic pass (TICK), so a restarting agent

@@ -191,6 +191,26 @@ def test_unreachable_agent_gives_the_job_back_to_the_queue(harness):
     assert (h.job(jid)["state"], h.job(jid)["nodes"]) == ("PENDING", [])
 
 
+def test_a_launch_the_agent_never_answered_stays_running_until_the_node_says(harness):
+    h = harness
+    h.agents.mute_nodes.add("n1")  # got the order, died before answering: it may run
+    jid = h.submit(req_nodes=["n1"])["job_id"]
+    h.tick()
+    assert (h.job(jid)["state"], h.job(jid)["nodes"]) == ("RUNNING", ["n1"])
+    h.agents.take("launch", 1)
+    h.agents.mute_nodes.clear()
+    # the restarted agent adopted the run and lists it: nothing changes
+    h.ctl.nodes.heartbeat("n1", [jid])
+    h.clock.advance(6)
+    h.tick()
+    assert (h.job(jid)["state"], h.job(jid)["restarts"]) == ("RUNNING", 0)
+    # had it not started, its node would stop listing it: requeued once after the grace
+    h.ctl.nodes.heartbeat("n1", [])
+    h.clock.advance(6)
+    h.tick()
+    assert (h.job(jid)["state"], h.job(jid)["restarts"]) == ("PENDING", 1)
+
+
 def test_held_job_waits_until_released(harness):
     h = harness
     jid = h.submit(hold=True)["job_id"]
