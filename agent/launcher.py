@@ -92,6 +92,7 @@ from agent.wrapper import (
     ExitRecord,
     job_command,
     locale_drop_works,
+    read_started,
     read_status,
     write_status,
 )
@@ -366,7 +367,7 @@ class Launcher(Supervisor):
     def run_of(self, job_id: int) -> int | None:
         """The restart count of the run this spool holds for ``job_id``, if any."""
         job_dir = self.job_dir(job_id)
-        meta = load_meta(job_dir)
+        meta = load_meta(job_dir) or read_started(job_dir) or {}
         if "restarts" in meta:
             return int(meta["restarts"])
         record = read_status(job_dir)

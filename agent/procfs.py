@@ -23,6 +23,7 @@ from collections.abc import Collection
 __all__ = [
     "group_has_live_members",
     "is_live",
+    "parent_of",
     "pidfd",
     "session_members",
     "stat_of",
@@ -50,6 +51,12 @@ def stat_of(pid: int) -> tuple[str, int, int] | None:
     """(state, process group, start time in clock ticks), ``None`` if gone."""
     rest = _fields(pid)
     return None if rest is None else (rest[0], int(rest[2]), int(rest[19]))
+
+
+def parent_of(pid: int) -> int | None:
+    """The parent's pid (field 4), ``None`` if gone."""
+    rest = _fields(pid)
+    return None if rest is None else int(rest[1])
 
 
 def zombie_status(pid: int, start: int | None = None) -> int | None:

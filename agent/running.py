@@ -48,7 +48,7 @@ from typing import Any
 from agent.cgroups import SIG_OOM, CgroupTree, JobCgroup
 from agent.killing import JobSignals
 from agent.procfs import is_live, pidfd, stat_of, zombie_status
-from agent.wrapper import decode_rc, read_status, write_status
+from agent.wrapper import decode_rc, read_started, read_status, write_status
 from slurmlite.clock import Clock, monotonic_clock, system_clock
 
 __all__ = ["OOM_REASON", "BatchRun"]
@@ -159,7 +159,8 @@ class BatchRun(JobSignals):
         Running (job or wrapper alive: watched), finished (``status`` read), or
         finished unrecorded (``done`` with ``status`` None).  The run's cgroup
         is found again in ``tree`` (our own cgroups only)."""
-        meta = load_meta(job_dir)
+        # no launch.json: the earlier agent died between the spawn and writing it
+        meta = load_meta(job_dir) or read_started(job_dir) or {}
         cgroup = tree.adopt(meta.get("cgroup")) if tree is not None else None
         wrapper_pid = int(meta.get("wrapper_pid", 0))
         if cgroup is not None and wrapper_pid in cgroup.pids() and tree is not None:

@@ -78,7 +78,14 @@ moves the wrapper out again: killing the job's cgroup spares its wrapper.
 Files in ``<spool>/job<ID>/`` (directory agent-owned, 0711): ``script``,
 ``launch.json`` (agent), ``gate`` and ``status`` (created empty by the agent,
 owned by the job's user so the wrapper may use them; a user can only lie
-about their own job's status).  Reference: proc(5) ``/proc/pid/stat``
+about their own job's status).
+
+``status`` says ``started pid=<job> wrapper=<pid> restarts=<n>`` from the
+fork on (before the job's script can run: it waits at the gate), so an agent
+killed between spawning a wrapper and writing ``launch.json`` leaves a run
+its successor can still adopt (``read_started``: believed only if the job
+is the wrapper's child and the wrapper is ours); the final record replaces
+the line.  Reference: proc(5) ``/proc/pid/stat``
 field 52, fifo(7), POSIX ``sh`` "Asynchronous Lists".
 """
 
@@ -98,6 +105,7 @@ __all__ = [
     "decode_rc",
     "job_command",
     "locale_drop_works",
+    "read_started",
     "read_status",
     "write_status",
 ]
@@ -150,6 +158,7 @@ zombie() {
 ) &
 job=$!
 trap '' HUP INT QUIT TERM USR1 USR2 ALRM PIPE
+printf 'started pid=%s wrapper=%s restarts=%s\n' "$job" "$$" "$restarts" >"$dir/status"
 printf 'slurmlite-job-pid=%s\n' "$job" >&2
 exec 2>/dev/null
 if read -r line 4>"$dir/gate" 4>&- 3<"$dir/gate" <"/proc/$job/stat"; then
@@ -248,6 +257,38 @@ def write_status(job_dir: Path, status: int, restarts: int, reason: str | None =
     tmp.unlink(missing_ok=True)
     tmp.write_text(line + "\n")
     os.replace(tmp, job_dir / "status")
+
+
+def read_started(job_dir: Path) -> dict[str, int] | None:
+    """``{"pid", "wrapper_pid", "restarts"}`` from a ``started`` line, else ``None``.
+
+    Believed only if ``pid`` is now a child of ``wrapper_pid`` and that is a
+    wrapper of this very directory: a user may write the file, not fake that."""
+    from agent.procfs import parent_of
+
+    try:
+        fd = os.open(job_dir / "status", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        words = f.read(256).decode(errors="replace").split()
+    fields = dict(w.split("=", 1) for w in words[1:] if "=" in w)
+    try:
+        if words[:1] != ["started"]:
+            return None
+        pid, wrapper, restarts = (int(fields[k]) for k in ("pid", "wrapper", "restarts"))
+        with open(f"/proc/{wrapper}/cmdline", "rb") as c:
+            argv = c.read().split(b"\0")
+    except (IndexError, KeyError, ValueError, OSError):
+        return None
+    ours = "slurmlite-wrapper" in _decoded(argv[3:4]) and str(job_dir) in _decoded(argv[4:10])
+    if not ours or parent_of(pid) != wrapper:
+        return None
+    return {"pid": pid, "wrapper_pid": wrapper, "restarts": restarts}
+
+
+def _decoded(parts: list[bytes]) -> list[str]:
+    return [p.decode(errors="replace") for p in parts]
 
 
 def read_status(job_dir: Path) -> ExitRecord | None:

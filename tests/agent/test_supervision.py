@@ -177,7 +177,8 @@ def test_wrapper_keeps_an_ended_job_unreaped_until_an_agent_opens_the_gate(
     job = launcher.start(a_spec(area, 32, "exit 5\n"))
     wait_for(lambda: state_of(job.pid) == "Z")
     assert is_live(job.wrapper_pid)  # waiting for the gate, holding the exact status
-    assert (launcher.job_dir(32) / "status").read_text() == ""
+    status = (launcher.job_dir(32) / "status").read_text()  # no end recorded yet
+    assert status == f"started pid={job.pid} wrapper={job.wrapper_pid} restarts=0\n"
     assert job.wait() == 5 << 8  # poll() opened the gate
 
 

@@ -3,16 +3,18 @@ exactly once and ends with its own exit status.
 
 One local cluster of one node.  For each point the daemon that owns it
 (``ctld.*``: slurmctld, ``slurmd.*``: the agent) is restarted with
-``SLURMLITE_CRASH_AT=<point>``; one job is submitted (``sbatch`` runs in the
-background: a crash around the submit's commit is met by its retry); the
+``SLURMLITE_CRASH_AT=<point>``; a small workload is submitted, an array of
+three tasks that exit with their index (``sbatch`` runs in the background: a
+crash around the submit's commit is met by its retry); the
 daemon dies there (``os._exit(86)``, as ``kill -9`` would: its log's last
 line names the point) and is started again as an admin would, without
 the variable.  Then:
 
-* an ``sbatch`` that printed an id made exactly one job, one that printed
+* an ``sbatch`` that printed an id made exactly one array, one that printed
   an error made none (no job has its name);
-* that job ran once (one line in its log) and ended FAILED 3:0 (its
-  ``exit 3``), whatever the daemon was doing when it died.
+* each task ran once (one line in its log) and ended with its own status
+  (``N_0`` COMPLETED 0:0, ``N_1`` FAILED 1:0, ``N_2`` FAILED 2:0), whatever
+  the daemon was doing when it died.
 
 ``SlurmdTimeout`` is raised to 60 s so the agent's restarts never look like
 a dead node; a run the controller launched into the void (crash between the
@@ -100,6 +102,11 @@ def named(c: Cluster, name: str) -> list[str]:
     return r.stdout.splitlines()
 
 
+def done(c: Cluster, name: str) -> list[str]:
+    ended = ("COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT")
+    return [row for row in named(c, name) if row.split("|")[1] in ended]
+
+
 @pytest.mark.parametrize("point", sorted(POINTS))
 def test_every_job_runs_once_with_its_exit_status_after_a_crash_at(cluster, point):
     c = cluster
@@ -111,8 +118,8 @@ def test_every_job_runs_once_with_its_exit_status_after_a_crash_at(cluster, poin
     w = c.new_workdir()
     name = "cp_" + point.replace(".", "_")
     sbatch = subprocess.Popen(
-        [str(BIN / "sbatch"), "--parsable", "-J", name, "-o", "/dev/null",
-         "--wrap", f"echo run >> {w}/log; exit 3"],
+        [str(BIN / "sbatch"), "--parsable", "-J", name, "-o", "/dev/null", "--array=0-2",
+         "--wrap", f"echo run >> {w}/log.$SLURM_ARRAY_TASK_ID; exit $SLURM_ARRAY_TASK_ID"],
         cwd=w, env=c.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -129,6 +136,11 @@ def test_every_job_runs_once_with_its_exit_status_after_a_crash_at(cluster, poin
         assert named(c, name) == []
         return
     jid = int(out.strip())
-    assert c.wait_done(jid, timeout=60) == "FAILED"
-    assert named(c, name) == [f"{jid}|FAILED|3:0"]
-    assert (w / "log").read_text() == "run\n"  # ran once
+    wait_for(lambda: len(done(c, name)) == 3, timeout=60, what="the three tasks ended")
+    assert named(c, name) == [
+        f"{jid}_0|COMPLETED|0:0",
+        f"{jid}_1|FAILED|1:0",
+        f"{jid}_2|FAILED|2:0",
+    ]
+    for task in range(3):
+        assert (w / f"log.{task}").read_text() == "run\n"  # ran once

@@ -51,11 +51,13 @@ def _cancel(lab: Cluster, *jobs: int) -> None:
 
 
 def test_a_short_job_backfills_around_the_reservation_a_long_one_may_not(lab):
-    # p1 has 4 CPUs.  A holds 3 of them for up to 2 minutes; B needs all 4, so it
+    # p1 has 4 CPUs.  A holds 3 of them for up to 3 minutes; B needs all 4, so it
     # waits for A's end and reserves the node from then on.  C (1 CPU, 1 minute)
     # ends before A's limit: it starts at once in the free CPU (backfill).  D
     # (1 CPU, 10 minutes) would still hold its CPU when B is due: it must wait.
-    a = lab.submit("-n 3 -t 2 --wrap 'sleep 120'")
+    # A's 3 minutes leave a whole minute between C's end and B's start however
+    # late (under a minute) C starts after A: a 1-minute D always fits there.
+    a = lab.submit("-n 3 -t 3 --wrap 'sleep 180'")
     wait_for(lambda: _state(lab, a)[0] == "RUNNING", what="A running")
     b = lab.submit("-n 4 -t 5 --wrap true")
     c = lab.submit("-n 1 -t 1 --wrap 'sleep 30'")
@@ -65,7 +67,7 @@ def test_a_short_job_backfills_around_the_reservation_a_long_one_may_not(lab):
         assert _state(lab, b) == ("PENDING", "Resources")
         assert _state(lab, d)[0] == "PENDING"
 
-        # B's estimate: A's end (its start + 2 minutes), rounded to bf_resolution
+        # B's estimate: A's end (its start + 3 minutes), rounded to bf_resolution
         def planned():  # type: ignore[no-untyped-def]
             line = lab.run(f"squeue --start -h -j {b} -o '%S|%Y'").stdout.strip()
             return line if not line.startswith("N/A") else None
