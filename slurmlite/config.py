@@ -149,6 +149,8 @@ class Config:
     slurm_user: str = _key("SlurmUser", "str", "root")
     slurmd_timeout: int = _key("SlurmdTimeout", "sec", 300)  # 0: never mark DOWN
     kill_wait: int = _key("KillWait", "sec", 30)
+    # the open mode of a job without --open-mode: 0 truncate, 1 append (kept across requeues)
+    job_file_append: int = _key("JobFileAppend", "int", 0)
     min_job_age: int = _key("MinJobAge", "sec", 300)
     message_timeout: int = _key("MessageTimeout", "pos", 10)  # s a command waits for an answer
     inactive_limit: int = _key("InactiveLimit", "sec", 0)  # silent srun/salloc; 0: never

@@ -122,7 +122,7 @@ class JobSubmit:
     std_out: str | None = None
     std_err: str | None = None
     std_in: str | None = None
-    open_mode: str = "truncate"
+    open_mode: str | None = None  # None: JobFileAppend decides (truncate by default)
     hold: bool = False
     comment: str | None = None
     req_nodes: list[str] = field(default_factory=list)

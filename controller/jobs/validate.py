@@ -357,7 +357,7 @@ class SubmitValidator:
             std_out=req.std_out,
             std_err=req.std_err,
             std_in=req.std_in,
-            open_mode=req.open_mode,
+            open_mode=req.open_mode or ("append" if self.cfg.job_file_append else "truncate"),
             # an allocation (srun, salloc) is never requeued: its command holds it
             requeue=not req.allocation and (True if req.requeue is None else req.requeue),
             allocation=req.allocation,

@@ -238,3 +238,14 @@ def test_completing_job_on_a_node_that_dies_releases_its_resources(harness):
     assert h.job(jid)["flags"] == []
     usage = {n["name"]: n["alloc_gpus"] for n in h.client.get("/v1/nodes").json()["nodes"]}
     assert usage[node] == []
+
+
+def test_jobfileappend_sets_the_open_mode_of_jobs_that_name_none(harness):
+    h = harness
+    plain = h.submit()["job_id"]
+    h.ctl.validator.cfg.job_file_append = 1  # JobFileAppend=1: keep every run's output
+    kept = h.submit()["job_id"]
+    chosen = h.submit(open_mode="truncate")["job_id"]  # --open-mode wins
+    h.tick()
+    modes = {o.spec.job_id: o.spec.open_mode for o in h.agents.take("launch", 3)}
+    assert modes == {plain: "truncate", kept: "append", chosen: "truncate"}
