@@ -28,7 +28,9 @@ job; anything else -> ``scontrol: error: Invalid Priority value: X``);
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import sys
 
 from slurmlite import errors
@@ -171,6 +173,7 @@ class JobVerbs:
             self._say(f"scontrol: error: {verb} {flags[0]} is not supported yet")
             return
         client = self.session.client()
+        ride_out_own_kill(args)
         for arg in args:
             ids = parse_ids(arg)
             if ids is None:
@@ -191,6 +194,21 @@ class JobVerbs:
             self._say(f"{errors.message(errors.ESLURM_INVALID_JOB_ID)} for job {ids_text}")
             return
         self._send(self.session.client().update_jobs, ids, changes)
+
+
+def ride_out_own_kill(args: Sequence[str]) -> None:
+    """A job requeueing itself (``scontrol requeue $SLURM_JOB_ID`` in its script, as
+    submitit's preemption handler runs it): the requeue terminates the job, this
+    scontrol included.  It ignores that SIGTERM so it still reports the outcome (exit 0,
+    which submitit checks); SIGKILL after KillWait ends it all the same."""
+    env = os.environ
+    own = {env.get("SLURM_JOB_ID", "")}
+    if env.get("SLURM_ARRAY_JOB_ID") and env.get("SLURM_ARRAY_TASK_ID"):
+        own.add(f"{env['SLURM_ARRAY_JOB_ID']}_{env['SLURM_ARRAY_TASK_ID']}")
+    own.discard("")
+    words = {w for arg in args for w in arg.rpartition("=")[2].split(",")}
+    if own & words:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def parse_update(args: Sequence[str]) -> tuple[str, dict[str, Any]]:

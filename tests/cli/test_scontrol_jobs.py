@@ -6,6 +6,9 @@ job <id>``; hold and release add ``slurm_suspend error: <error>``; exit 1.
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 
 from cli import scontrol
@@ -195,3 +198,42 @@ def test_update_reads_slurms_keys(fake, capsys, words, changes):
 def test_update_refuses_what_it_cannot_send(fake, capsys, words, err):
     assert run(capsys, ["update", *words]) == ("", err, 1)
     assert fake.calls == []
+
+
+@pytest.mark.parametrize(
+    ("env", "argv", "rides_out"),
+    [
+        ({"SLURM_JOB_ID": "50"}, ["requeue", "50"], True),
+        ({"SLURM_JOB_ID": "50"}, ["requeue", "JobId=49,50"], True),
+        (
+            {"SLURM_JOB_ID": "51", "SLURM_ARRAY_JOB_ID": "50", "SLURM_ARRAY_TASK_ID": "1"},
+            ["requeuehold", "50_1"],
+            True,
+        ),
+        ({"SLURM_JOB_ID": "50"}, ["requeue", "49"], False),  # another job's
+        ({}, ["requeue", "50"], False),  # not inside a job
+    ],
+)
+def test_a_job_requeueing_itself_still_hears_the_answer(
+    fake, capsys, monkeypatch, env, argv, rides_out
+):
+    """The requeue's SIGTERM reaches the job, this scontrol included, possibly before
+    the answer: scontrol ignores it then and reports the outcome (exit 0)."""
+    for name in ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    answer = fake.answers["requeue_jobs"]
+    terms: list[int] = []
+
+    def killed_while_asking(*args: object) -> list[Record]:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return answer(*args)
+
+    fake.answers["requeue_jobs"] = killed_while_asking
+    before = signal.signal(signal.SIGTERM, lambda signum, _: terms.append(signum))
+    try:
+        assert run(capsys, argv) == ("", "", 0)
+        assert terms == ([] if rides_out else [signal.SIGTERM])
+    finally:
+        signal.signal(signal.SIGTERM, before)

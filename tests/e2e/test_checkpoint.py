@@ -110,6 +110,31 @@ def test_a_run_on_a_node_that_dies_resumes_on_the_other_node(lab):
     assert dict(hosts) == {"0": node, "1": job["BatchHost"]}
 
 
+def test_a_job_requeueing_itself_hears_scontrol_succeed(lab):
+    """``scontrol requeue $SLURM_JOB_ID`` from inside the job: the requeue terminates
+    the job, scontrol with it, yet scontrol still reports exit 0 (the job's trap sees
+    the SIGTERM; submitit checks that exit status)."""
+    w = lab.new_workdir()
+    (w / "self.sh").write_text(
+        "#!/bin/bash\n"
+        "run=${SLURM_RESTART_COUNT:-0}\n"
+        "trap 'echo run=$run term >> log' TERM\n"
+        'if [ "$run" = 0 ]; then\n'
+        "  scontrol requeue $SLURM_JOB_ID; echo run=0 rc=$? >> log\n"
+        "  sleep 30 & wait; exit 0\n"
+        "fi\n"
+        "echo run=$run done >> log\n"
+    )
+    r = lab.run("sbatch --parsable -o /dev/null self.sh", cwd=w)
+    assert r.returncode == 0, r.stderr
+    jid = int(r.stdout)
+    assert lab.wait_done(jid, timeout=90) == "COMPLETED"
+    log = (w / "log").read_text().splitlines()
+    assert sorted(log) == ["run=0 rc=0", "run=0 term", "run=1 done"], log
+    assert log[-1] == "run=1 done", log
+    assert show(lab, jid)["Restarts"] == "1"
+
+
 def power_cut(agent: int, jid: int) -> None:
     """The node dies: its agent and every process of the job, at once, with SIGKILL."""
     victims = [agent] + [pid for pid in all_pids() if f"SLURM_JOB_ID={jid}" in environ(pid)]

@@ -311,6 +311,52 @@ def test_submitit_failing_task_ends_failed(executor):
     assert state == "FAILED"
 
 
+def test_submitit_map_array_runs_each_input_as_a_task_of_one_throttled_array(executor):
+    executor.update_parameters(slurm_array_parallelism=2)
+    jobs = executor.map_array(add, [1, 2, 3, 4, 5], [10, 20, 30, 40, 50])
+    assert [j.result() for j in jobs] == [11, 22, 33, 44, 55]
+    [array] = {j.job_id.split("_")[0] for j in jobs}  # one sbatch --array job
+    assert [j.job_id for j in jobs] == [f"{array}_{i}" for i in range(5)]
+    script = next(Path(executor.folder).glob("*submission.sh")).read_text()
+    assert "#SBATCH --array=0-4%2" in script
+
+
+class Resumable:
+    """A submitit checkpointable task: preempted once, it resumes from its checkpoint."""
+
+    def __init__(self, marker: str, progress: int = 0) -> None:
+        self.marker, self.progress = marker, progress
+
+    def __call__(self) -> tuple[int, str]:
+        restarts = os.environ.get("SLURM_RESTART_COUNT", "0")
+        if self.progress == 0:
+            self.progress = 7  # work done before the preemption, kept by checkpoint()
+            Path(self.marker).write_text(str(os.getpid()))
+            time.sleep(300)  # preempted here
+        return self.progress, restarts
+
+    def checkpoint(self):  # type: ignore[no-untyped-def]
+        import submitit
+
+        return submitit.helpers.DelayedSubmission(Resumable(self.marker, self.progress))
+
+
+def test_submitit_preemption_checkpoints_requeues_and_resumes(executor, as_submitter):
+    marker = Path(executor.folder).parent / "preempted.pid"
+    job = executor.submit(Resumable(str(marker)))
+    wait_for(lambda: marker.exists() and marker.read_text(), 60, "the first run")
+    script = next(Path(executor.folder).glob("*submission.sh")).read_text()
+    assert "#SBATCH --signal=USR2@90" in script  # submitit's preemption signal
+    # a preemption: the scheduler's warning signal reaches the task (the job's steps)
+    r = as_submitter.run(f"scancel --signal=USR2 {job.job_id}")
+    assert r.returncode == 0, r.stderr
+    # submitit's handler pickled checkpoint(), ran scontrol requeue and exited; the second
+    # run (SLURM_RESTART_COUNT=1) resumed from the checkpoint
+    assert job.result() == (7, "1")
+    info = as_submitter.run(f"scontrol show job {job.job_id}").stdout
+    assert "Restarts=1" in info and "JobState=COMPLETED" in info
+
+
 # ------------------------------------------------------------ dask-jobqueue
 
 
