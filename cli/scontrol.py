@@ -119,7 +119,14 @@ class Session:
     # ------------------------------------------------------------ dispatch
 
     def run(self, words: Sequence[str]) -> None:
-        """Process one command line (already split into words)."""
+        """Process one command line (already split into words).  A client that cannot be
+        made (an unreadable slurm.conf) is one error line, not a traceback."""
+        try:
+            self._run(words)
+        except SlurmError as exc:
+            self.fail(f"scontrol: error: {exc}")
+
+    def _run(self, words: Sequence[str]) -> None:
         if not words:
             return
         tag, argc = words[0], len(words)

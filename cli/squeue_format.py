@@ -191,7 +191,11 @@ def _ts(value: float | None, none: str = "N/A") -> str:
 
 
 def _end(row: Row, ctx: Ctx) -> str:
-    end = expected_end(row.job)
+    job = row.job
+    end = expected_end(job)
+    if end is None and job.state == "PENDING" and (start := start_time(job)):
+        # expected to start (its begin time, a backfill estimate): start + limit, or NONE
+        end = math.inf if job.time_limit is None else start + job.time_limit * 60
     if row.job.time_limit is None and end is not None and end > ctx.now:
         return "NONE"
     return _ts(end)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from controller.auth.callers import Caller
+from controller.auth.callers import Caller, may_act_on
 from controller.jobs.targets import resolve
 from controller.store.models import JobRow
 from slurmlite import errors
@@ -35,9 +35,12 @@ def cancel_refs(
         except JobRefError:
             out.results.append(_refused(0, text, errors.ESLURM_INVALID_JOB_ID))
             continue
-        for t in resolve(s, ref):
+        for t in resolve(s, ref, lambda master: may_act_on(caller, master.uid)):
             if t.row is None:
                 out.results.append(_refused(ref.job_id, t.label, errors.ESLURM_INVALID_JOB_ID))
+                continue
+            if t.denied:
+                out.results.append(_refused(t.row.id, t.label, errors.ESLURM_ACCESS_DENIED))
                 continue
             if t.row.id in seen or not _matches(t.row, req):
                 continue

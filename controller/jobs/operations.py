@@ -142,7 +142,7 @@ class JobOps:
         self.min_job_age = jobs.min_job_age
         self.priorities = getattr(jobs.validator, "priorities", None)  # PriorityService
 
-    def _each(self, ids: Sequence[int | str], step: Step) -> OpOutcome:
+    def _each(self, caller: Caller, ids: Sequence[int | str], step: Step) -> OpOutcome:
         """Apply ``step`` to each job in one transaction; an unknown id is refused here.
 
         An id given as text is a job reference (``57_9``, ``57_[1-3]``, ``57`` for a
@@ -153,19 +153,24 @@ class JobOps:
         with self.db.write() as s:
             for job_id in dict.fromkeys(ids):  # each id once, in the order given
                 if isinstance(job_id, str):
-                    self._each_ref(s, job_id, step, now, out)
+                    self._each_ref(s, caller, job_id, step, now, out)
                     continue
                 row = s.get(JobRow, job_id)
                 out.results.append(OpResult(job_id, self._step(row, step, now, out)))
         return out
 
-    def _each_ref(self, s, text: str, step: Step, now: float, out: OpOutcome) -> None:  # type: ignore[no-untyped-def]
+    def _each_ref(
+        self, s, caller: Caller, text: str, step: Step, now: float, out: OpOutcome
+    ) -> None:  # type: ignore[no-untyped-def]
         try:
             ref = parse_ref(text)
         except JobRefError:
             out.results.append(OpResult(0, errors.ESLURM_INVALID_JOB_ID, job=text))
             return
-        for t in resolve(s, ref):
+        for t in resolve(s, ref, lambda master: may_act_on(caller, master.uid)):
+            if t.denied:
+                out.results.append(OpResult(ref.job_id, errors.ESLURM_ACCESS_DENIED, job=t.label))
+                continue
             code = self._step(t.row, step, now, out)
             jid = t.row.id if t.row is not None else ref.job_id
             out.results.append(OpResult(jid, code, job=t.label))
@@ -199,7 +204,7 @@ class JobOps:
             _hold_row(row, kind, now)
             return 0
 
-        return self._each(ids, step)
+        return self._each(caller, ids, step)
 
     def release(self, caller: Caller, ids: Sequence[int | str]) -> OpOutcome:
         def step(row: JobRow, now: float, _out: OpOutcome) -> int:
@@ -219,7 +224,7 @@ class JobOps:
             self._fresh_priority(row, now)
             return 0
 
-        return self._each(ids, step)
+        return self._each(caller, ids, step)
 
     # --------------------------------------------------------- requeue
 
@@ -252,7 +257,7 @@ class JobOps:
                 row.priority, row.reason = 0, row.hold
             return 0
 
-        return self._each(ids, step)
+        return self._each(caller, ids, step)
 
     # ---------------------------------------------------------- update
 
@@ -291,7 +296,7 @@ class JobOps:
                 return _set_throttle(row, changes.array_throttle)
             return 0
 
-        return self._each(ids, step)
+        return self._each(caller, ids, step)
 
     def _fresh_priority(self, row: JobRow, now: float) -> None:
         """A pending job's priority now: multifactor through the service, else FIFO's."""

@@ -57,8 +57,10 @@ _Numbered = tuple[int, int, JobSubmit, SubmitPlan, dict[str, Any]]  # (index, jo
 
 log = logging.getLogger("slurmctld.jobs")
 _JOBS = JobRow.__table__
-# the reasons a pending job keeps when it is cancelled (any other becomes None)
-_KEPT_AT_CANCEL = (reasons.DEPENDENCY, reasons.BEGIN_TIME)
+# the reasons a pending job keeps when it is cancelled (any other becomes None): what it
+# waited for, which sacct's Reason shows and which keeps it out of sacct's default window
+# (it never became eligible)
+_KEPT_AT_CANCEL = (reasons.DEPENDENCY, reasons.DEPENDENCY_NEVER_SATISFIED, reasons.BEGIN_TIME)
 
 
 @dataclass

@@ -9,7 +9,9 @@ transaction into ``Target``s, one per thing the answer reports on:
   stands for the indices not started yet (``array_pending``);
 * ``N_i``: the task row of index ``i``; an index still pending on the master
   is split off first (``controller.store.array_split.split_task``) so the
-  operation acts on a row of its own, as Slurm does;
+  operation acts on a row of its own, as Slurm does -- but only for a caller
+  the operation would allow (``may_split``): anyone else's ``scancel 57_9``
+  is refused with the array left whole (``Target.denied``);
 * ``N_[a-b,c]``: each index as ``N_i``.
 
 A target whose ``row`` is None is unknown (``ESLURM_INVALID_JOB_ID``).
@@ -21,6 +23,7 @@ Example: master 57 (pending ``0-9``), ``57_9`` -> ``[Target("57_9", row of
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -35,6 +38,7 @@ from slurmlite.jobref import JobRef
 class Target:
     label: str  # how the answer names it: "57", "57_9"
     row: JobRow | None
+    denied: bool = False  # a pending index the caller may not split off (nor act on)
 
 
 def label_of(row: JobRow) -> str:
@@ -47,8 +51,9 @@ def label_of(row: JobRow) -> str:
     return f"{row.array_job_id}_[{pending}]"
 
 
-def resolve(s, ref: JobRef) -> list[Target]:  # type: ignore[no-untyped-def]
-    """The targets of ``ref`` (see module doc); pending tasks it names are split off."""
+def resolve(s, ref: JobRef, may_split: Callable[[JobRow], bool]) -> list[Target]:  # type: ignore[no-untyped-def]
+    """The targets of ``ref`` (see module doc); pending tasks it names are split off if
+    ``may_split(master)``."""
     if ref.tasks is None:
         return _whole(s, ref.job_id)
     master = _master(s, ref.job_id)
@@ -59,7 +64,10 @@ def resolve(s, ref: JobRef) -> list[Target]:  # type: ignore[no-untyped-def]
         if row is not None:
             out.append(Target(label, row))
         elif master is not None and arrays.contains(master.array_pending, i):
-            out.append(Target(label, split_task(s, master, i)))
+            if may_split(master):
+                out.append(Target(label, split_task(s, master, i)))
+            else:
+                out.append(Target(label, master, denied=True))
         else:
             out.append(Target(label, None))
     return out

@@ -1,7 +1,8 @@
 """The invariants of dependencies and begin times (rules 6-7 of ``invariants``).
 
-6. ``started_with_dependency``: a job that has started (not PENDING) has
-   nothing left in its dependency: the scheduler pass drops elements as they
+6. ``started_with_dependency``: a job that has started (not PENDING, given
+   nodes; a job cancelled while it waited keeps its dependency) has nothing
+   left in its dependency: the scheduler pass drops elements as they
    hold and starts only jobs with none (``controller.sched.deps``).  Repair:
    clear the record, and say so (the job has run; there is nothing to undo).
 7. ``started_before_begin``: a job started no earlier than its begin time
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
 
 def find_started_with_dependency(s: Session, f: Any, violation: Any) -> list[Any]:
     q = select(JobRow).where(JobRow.dependency > "")  # the index: few rows have one
-    rows = sorted((r for r in s.scalars(q) if r.state != "PENDING"), key=lambda r: r.id)
+    started = (r for r in s.scalars(q) if r.state != "PENDING" and r.nodes)
+    rows = sorted(started, key=lambda r: r.id)
     return [
         (violation("started_with_dependency", r.id, f"{r.state} with dependency {r.dependency}"), r)
         for r in rows

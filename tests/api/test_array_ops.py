@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
 from controller.store.models import JobRow
+from slurmlite import errors
+from tests.api.conftest import ALICE, BOB
 
 
 def _array(h, pending: str = "0-9") -> int:  # type: ignore[no-untyped-def]
@@ -32,3 +36,24 @@ def test_throttle_update_sets_the_arrays_limit(harness):
     assert r.json()["results"][0]["errno"] == 0
     with h.ctl.jobs.db.read() as s:
         assert s.get(JobRow, jid).array_max_tasks == 3
+
+
+def test_another_users_cancel_or_hold_of_a_pending_task_leaves_the_array_whole(harness):
+    h = harness
+    jid = _array(h)  # alice's
+    h.as_user(BOB)
+    r = h.client.post("/v1/jobs/cancel", json={"refs": [f"{jid}_9"]})
+    assert [(x["job"], x["errno"]) for x in r.json()["results"]] == [
+        (f"{jid}_9", errors.ESLURM_ACCESS_DENIED)
+    ]
+    r = h.client.post("/v1/jobs/hold", json={"job_ids": [f"{jid}_[2-3]"]})
+    assert r.status_code == 200, r.text
+    assert {x["errno"] for x in r.json()["results"]} == {errors.ESLURM_ACCESS_DENIED}
+    with h.ctl.jobs.db.read() as s:  # nothing split off, nothing held
+        rows = s.scalars(select(JobRow).where(JobRow.array_job_id == jid)).all()
+        assert [(r.id, r.array_pending, r.hold) for r in rows] == [(jid, "0-9", None)]
+    h.as_user(ALICE)  # the owner's own cancel splits the task off and ends it
+    r = h.client.post("/v1/jobs/cancel", json={"refs": [f"{jid}_9"]})
+    assert [x["errno"] for x in r.json()["results"]] == [0]
+    with h.ctl.jobs.db.read() as s:
+        assert s.get(JobRow, jid).array_pending == "0-8"

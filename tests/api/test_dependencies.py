@@ -7,7 +7,8 @@ says otherwise, so a dependent job would start at once but for its dependency.
 from __future__ import annotations
 
 from slurmlite import errors
-from slurmlite.protocol import JobCompletion
+from slurmlite.protocol import CancelRequest, JobCompletion
+from tests.api.conftest import ALICE
 
 
 def end(h, jid: int, exit_code: int = 0) -> None:  # type: ignore[no-untyped-def]
@@ -203,3 +204,23 @@ def test_invariants_catch_a_start_despite_a_dependency_or_begin_time(harness):
     assert found == {"started_with_dependency", "started_before_begin"}
     check(h.ctl.db, h.ctl.cfg, h.clock(), repair=True)
     assert not check(h.ctl.db, h.ctl.cfg, h.clock()).violations
+
+
+def test_a_job_cancelled_while_it_waits_keeps_its_dependency_and_reason(harness):
+    from controller.sched.invariants import check
+
+    h = harness
+    first = h.submit(time_limit=10)["job_id"]
+    h.tick()
+    waiting = h.submit(dependency=f"afterok:{first}")["job_id"]
+    h.tick()
+    doomed = h.submit(dependency=f"afterok:{first}")["job_id"]
+    h.ctl.jobs.cancel(ALICE, CancelRequest(job_ids=[waiting]))
+    assert seen(h, waiting) == ("CANCELLED", "Dependency", f"afterok:{first}(unfulfilled)")
+    end(h, first, exit_code=1 << 8)
+    h.tick()
+    h.ctl.jobs.cancel(ALICE, CancelRequest(job_ids=[doomed]))
+    # sacct's Reason: what each waited for (and neither is in sacct's default window)
+    assert seen(h, doomed)[:2] == ("CANCELLED", "DependencyNeverSatisfied")
+    assert h.job(doomed)["eligible_time"] is None
+    assert not check(h.ctl.db, h.ctl.cfg, h.clock()).violations  # neither started

@@ -314,3 +314,14 @@ def test_interactive_mode_reads_commands_until_exit(fake, capsys, monkeypatch):
 def test_version(fake, capsys):
     assert run(capsys, ["-V"]) == ("slurm-wlm 22.05.8\n", "", 0)
     assert run(capsys, ["version"]) == ("slurm-wlm 22.05.8\n", "", 0)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["hold", "1_2"], ["requeue", "1"], ["update", "JobId=1", "TimeLimit=5"], ["release", "3"]],
+)
+def test_an_unreadable_slurm_conf_is_one_error_line(capsys, monkeypatch, tmp_path, argv):
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "missing.conf"))
+    assert scontrol.main(argv) == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", "scontrol: error: Invalid configuration file\n")

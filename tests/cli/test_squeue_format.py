@@ -158,6 +158,10 @@ def test_end_time_none_for_unlimited_running_jobs(utc):
     # start 500000 s + 60 min = 503600 s = 5 days 19:53:20 after the epoch
     assert line("%e", job(state="RUNNING", start_time=5e5, time_limit=60)) == "1970-01-06T19:53:20"
     assert line("%e|%S", job()) == "N/A|N/A"
+    # pending until its --begin (golden 50_squeue_o_many, "later"): ends NONE, or start + limit
+    later = dict(state="PENDING", reason="BeginTime", eligible_time=5e5)
+    assert line("%S|%e", job(**later, time_limit=None)) == "1970-01-06T18:53:20|NONE"
+    assert line("%e", job(**later, time_limit=60)) == "1970-01-06T19:53:20"
 
 
 def test_array_ids_and_priority():

@@ -88,18 +88,23 @@ LIVE = [
     "13_env_gres_gpu1",
     "14_env_gpus_per_node2_2nodes",
     "15_env_options",
+    "16_env_array_0-2",
     "17_env_srun_direct_2nodes",
     "17_srun_label_hostname",
     "17_srun_step_in_env",
+    "20_output_array_default",
     "20_output_chdir_relative",
     "20_output_default_name",
     "20_output_missing_dir",
+    "20_output_pattern_array",
     "20_output_pattern_jxNutJ",
     "50_sacct_pending_running",
     "50_sacct_submitit_pending",
+    "50_scontrol_show_job_array_pending",
     "50_scontrol_show_job_gpu_pending",
     "50_scontrol_show_job_held",
     "50_scontrol_show_job_oneliner",
+    "50_scontrol_show_job_pending_dependency",
     "50_scontrol_show_job_pending_resources",
     "50_scontrol_show_job_running",
     "50_scontrol_show_node",
@@ -113,11 +118,13 @@ LIVE = [
     "50_sprio_w",
     "50_squeue_O_fields",
     "50_squeue_all_states",
+    "50_squeue_array_expanded",
     "50_squeue_default",
     "50_squeue_h_o_default_like",
     "50_squeue_h_o_i_T_pipe",
     "50_squeue_h_o_i_t",
     "50_squeue_j_T",
+    "50_squeue_j_array_task",
     "50_squeue_long",
     "50_squeue_me",
     "50_squeue_name",
@@ -137,11 +144,13 @@ LIVE = [
     "51_scontrol_update_timelimit",
     "51_scontrol_update_timelimit_increase_as_user",
     "52_scancel_already_cancelled",
+    "52_scancel_array_task",
     "52_scancel_completed",
     "52_scancel_pending",
     "52_scancel_running",
     "52_scancel_signal_running",
     "52_scontrol_requeue_running",
+    "52_squeue_after_cancel_pending",
     "52_squeue_after_cancel_running",
     "60_killed9_job_output",
     "60_sacct_X_states",
@@ -164,25 +173,10 @@ LIVE = [
     "60_timeout_job_output",
 ]
 
-# arrays run (tests/e2e/test_arrays.py); the live story does not replay array jobs yet, and
-# scontrol show job does not take a task reference (57_3)
-ARRAYS = "job arrays in the live story (scontrol show job ID_TASK)"
-# sbatch has --dependency; salloc/srun not yet, nor is job 53 replayed in the live story
-DEPENDENCY = "--dependency (salloc, srun; the live story's dependent jobs)"
 JSON = "--json output"
-BEGIN = "--begin"
 
 DEFERRED: dict[str, tuple[int | None, str]] = {
-    # no open issue yet: job arrays, dependencies, JSON output
-    "16_env_array_0-2": (None, ARRAYS),
-    "20_output_array_default": (None, ARRAYS),
-    "20_output_pattern_array": (None, ARRAYS),
-    "50_scontrol_show_job_array_pending": (None, ARRAYS),
-    "50_squeue_array_expanded": (None, ARRAYS),
-    "50_squeue_j_array_task": (None, ARRAYS),
-    "52_scancel_array_task": (None, ARRAYS),
-    "52_squeue_after_cancel_pending": (None, ARRAYS),
-    "50_scontrol_show_job_pending_dependency": (None, DEPENDENCY),
+    # no open issue yet: JSON output
     "50_squeue_json_one": (None, JSON),
     "60_sacct_json_one": (None, JSON),
 }
@@ -203,13 +197,6 @@ class Refusal:
 
 
 REFUSALS: dict[str, Refusal] = {
-    ARRAYS: Refusal("scontrol show job 1_2", 1, "Invalid job id specified", r"--array|\d_\d|_\["),
-    DEPENDENCY: Refusal(
-        "salloc --dependency=afterok:1 true",
-        1,
-        "--dependency is not supported yet",
-        r"--dependency|Dependency=afterok",
-    ),
     JSON: Refusal(
         "squeue --json; sacct --json",
         1,

@@ -90,7 +90,8 @@ class Norm:
         if column in ID_COLUMNS:
             v = self.job(v)
         v = TIME.sub("<TIME>", v)
-        v = re.sub(r"slurm-(\d+)\.out", lambda m: f"slurm-{self.job(m.group(1))}.out", v)
+        v = re.sub(r"slurm-(\d+)(?=[._])", lambda m: f"slurm-{self.job(m.group(1))}", v)
+        v = re.sub(r"(?<=after)(\w*:)(\d+)", lambda m: m.group(1) + self.job(m.group(2)), v)
         if column in DURATION_COLUMNS:
             v = DURATION.sub("<DUR>", v)
         if column in NUMBER_COLUMNS and not (column in PRIORITY_COLUMNS and ZERO.fullmatch(v)):
@@ -110,6 +111,7 @@ class Norm:
         starts and in file names, and node names are normalised."""
         t = TIME.sub("<TIME>", self.swap(text))
         t = re.sub(r"(?m)(\b[Jj]ob(?: id)? |\bJOB |^|slurm-|o-|pat-|-)(\d+)\b", r"\1N", t)
+        t = re.sub(r"(?m)(?<![\w-])\d+(?=_[\d\[])|(?<=-)\d+(?=_\d)|(?<=\|)\d+$", "N", t)
         return NODE.sub("nN", t)
 
 
@@ -352,7 +354,7 @@ def record_differences(
 
 CAPTURE_ENV = {"HOME", "LANG", "LOGNAME", "PATH", "PWD", "SHELL", "SHLVL", "USER", "_"}
 SLURMISH = ("SLURM", "CUDA_", "GPU_", "ROCR_", "ZE_")
-ENV_ID_KEYS = {"SLURM_JOB_ID": "JobId", "SLURM_JOBID": "JobId"}
+ENV_ID_KEYS = {"SLURM_JOB_ID": "JobId", "SLURM_JOBID": "JobId", "SLURM_ARRAY_JOB_ID": "JobId"}
 # pids, the controller's port, the port srun listens on
 ENV_VARYING = {
     "SLURM_TASK_PID",

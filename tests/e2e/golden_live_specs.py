@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tests.e2e.golden_catalog import ARRAYS, BEGIN, DEPENDENCY
-
 GOLDEN_ROLES: dict[int, str] = {
     17: "roots-job",
     19: "wrap",
@@ -36,11 +34,14 @@ GOLDEN_ROLES: dict[int, str] = {
     27: "env-gpu",
     28: "env-gpn",
     29: "env-opts",
+    30: "env-array",
     33: "srun-direct",
     34: "srun-label",
     35: "srun-printenv",
     36: "out-default",
     37: "out-pattern",
+    38: "out-pattern-array",
+    40: "out-array-default",
     42: "out-missing-dir",
     43: "out-chdir",
     44: "n3-a",
@@ -50,9 +51,13 @@ GOLDEN_ROLES: dict[int, str] = {
     50: "big-running",
     51: "wants-2nodes",
     52: "small-one",
+    53: "after-big",
     54: "held",
+    55: "later",
     56: "gpu-job",
+    57: "arr",
     58: "fails",
+    59: "never",
     60: "other-users-target",
     65: "ok",
     66: "fail1",
@@ -65,17 +70,13 @@ GOLDEN_ROLES: dict[int, str] = {
 TIMEOUT_ROLE = (
     "A TIMEOUT needs a job with a 1-minute limit: reused from the session where one exists"
 )
+# 47 and 48 are single submissions with a dependency on no job (40_sbatch_bad_dependency,
+# 41_dependency_on_unknown_job), replayed on their own by test_golden.py
+ALONE = "replayed on its own (test_golden.py, SHAPE)"
 NOT_REPLAYED: dict[int, str] = {
     18: TIMEOUT_ROLE,
-    30: ARRAYS,
-    38: ARRAYS,
-    40: ARRAYS,
-    47: DEPENDENCY,
-    48: DEPENDENCY,
-    53: DEPENDENCY,
-    55: BEGIN,
-    57: ARRAYS,
-    59: DEPENDENCY,
+    47: ALONE,
+    48: ALONE,
 }
 
 CAPTURE_HOST = "<capture host>"  # in a ``subst`` replacement: our machine's host name
@@ -163,12 +164,17 @@ SQ_H = Spec(
     names=("JOBID", "PARTITION", "NAME", "USER", "ST", "TIME", "NODES", "NODELIST(REASON)"),
 )
 JOB = Spec("records")
+ARRAY_TASKS = Spec("delimited", sep=" ", header=0, names=("JOBID", "STATE", "REASON"))
 NODE_ALLOC = Spec(
     "records",
     drop={"Port": "shown only for a node off the default port: n1 was on the anchor, ours are not"},
 )
 SACCT = Spec("fixed", header=2, unordered={"big-running": REQUEUED})
 PIPE_60 = Spec("delimited", unordered={"big-running": REQUEUED})
+# the anchor's arr tasks ran a command the golden does not show: two had ended, two were
+# running when its story cancelled them; ours run ``true``.  Its task 9, cancelled while
+# pending, has no row in the anchor's default sacct; ours has (CANCELLED, as with -j).
+ARR_TIMING = "the anchor's array tasks ran for an unknown time (see ARR_TIMING)"
 SACCT_ALL_60 = {
     "small-one": "held on the anchor, so sacct had no record; ours runs (see golden_jobops)",
     "roots-job": ROOT_ONLY,
@@ -183,19 +189,24 @@ SPECS: dict[str, Spec] = {
     "13_env_gres_gpu1": STEP_ENV,
     "14_env_gpus_per_node2_2nodes": STEP_ENV,
     "15_env_options": Spec("env"),
+    "16_env_array_0-2": Spec("env"),  # each task's file, its ids by role
     "17_env_srun_direct_2nodes": STEP_ENV,
     "17_srun_label_hostname": Spec("exact", subst=ON_THE_MACHINE),
     "17_srun_step_in_env": Spec("exact", id_lines=(0,)),
+    "20_output_array_default": Spec("text"),
     "20_output_chdir_relative": Spec("text"),
     "20_output_default_name": Spec("text"),
     "20_output_missing_dir": Spec("text"),
+    "20_output_pattern_array": Spec("text"),
     # %N is the machine's host name on the anchor (both nodes on one host), the node here
     "20_output_pattern_jxNutJ": Spec("text", subst=((r"-patname-vm-", "-patname-n1-"),)),
     "50_sacct_pending_running": Spec("fixed", header=2),
     "50_sacct_submitit_pending": Spec("delimited"),
+    "50_scontrol_show_job_array_pending": JOB,
     "50_scontrol_show_job_gpu_pending": JOB,
     "50_scontrol_show_job_held": JOB,
     "50_scontrol_show_job_oneliner": JOB,
+    "50_scontrol_show_job_pending_dependency": JOB,
     "50_scontrol_show_job_pending_resources": JOB,
     "50_scontrol_show_job_running": JOB,
     "50_scontrol_show_node": NODE_ALLOC,
@@ -206,6 +217,7 @@ SPECS: dict[str, Spec] = {
     "50_sinfo_s": Spec("exact"),
     "50_squeue_O_fields": SQ,
     "50_squeue_all_states": SQ,
+    "50_squeue_array_expanded": SQ,
     "50_squeue_default": SQ,
     "50_squeue_h_o_default_like": SQ_H,
     "50_squeue_h_o_i_T_pipe": Spec("delimited", header=0, names=("JOBID", "STATE"), order="groups"),
@@ -213,6 +225,7 @@ SPECS: dict[str, Spec] = {
         "delimited", sep=" ", header=0, names=("JOBID", "ST"), order="groups"
     ),
     "50_squeue_j_T": Spec("exact"),
+    "50_squeue_j_array_task": ARRAY_TASKS,
     "50_squeue_long": Spec("fixed", dated=True, order="groups"),
     "50_squeue_me": SQ,
     "50_squeue_name": Spec("text"),
@@ -239,11 +252,13 @@ SPECS: dict[str, Spec] = {
     "51_scontrol_update_timelimit": Spec("text"),
     "51_scontrol_update_timelimit_increase_as_user": Spec("text"),
     "52_scancel_already_cancelled": Spec("exact"),
+    "52_scancel_array_task": Spec("exact"),
     "52_scancel_completed": Spec("exact"),
     "52_scancel_pending": Spec("exact"),
     "52_scancel_running": Spec("exact"),
     "52_scancel_signal_running": Spec("text"),
     "52_scontrol_requeue_running": Spec("text"),
+    "52_squeue_after_cancel_pending": ARRAY_TASKS,
     "52_squeue_after_cancel_running": Spec("exact"),
     "60_killed9_job_output": Spec("exact"),
     "60_sacct_X_states": Spec("fixed", header=2, unordered={"big-running": REQUEUED}),
@@ -252,7 +267,8 @@ SPECS: dict[str, Spec] = {
         "fixed",
         header=2,
         unordered={"big-running": REQUEUED},
-        extra=SACCT_ALL_60,
+        skip={"arr": ARR_TIMING},
+        extra={**SACCT_ALL_60, "arr": ARR_TIMING},
     ),
     "60_sacct_format_widths": Spec("fixed", header=2),
     "60_sacct_j_states": SACCT,

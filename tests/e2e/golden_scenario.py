@@ -63,6 +63,7 @@ ENV_DUMPS = (
     ("14_env_gpus_per_node2_2nodes", "env-gpn"),
     ("15_env_options", "env-opts"),
 )
+LIVE_STATES = {"PENDING", "RUNNING", "COMPLETING", "CONFIGURING"}
 UNIVERSE = set(GOLDEN_ROLES) | set(NOT_REPLAYED)  # every golden job id a command may name
 # the anchor's multifactor weights (golden README; sprio -w shows the TRES string so)
 PRIORITY_WEIGHTS = (
@@ -131,7 +132,7 @@ class Story:
             kept = [str(ours[n]) for n in numbers if n in ours]
             return m.group(1) + ",".join(kept) if kept else ""
 
-        command = re.sub(r"(-j ?|(?<=\s))(\d+(?:,\d+)*)(?=\s|;|$)", ids, command)
+        command = re.sub(r"(-j ?|(?<=\s))(\d+(?:,\d+)*)(?=\s|;|$|_)", ids, command)
         command = re.sub(r"slurm-(\d+)\.out", lambda m: f"slurm-{ours[int(m[1])]}.out", command)
         command = re.sub(r"\balice\b", self.user, command)
         return re.sub(r"  +", " ", command)
@@ -144,13 +145,19 @@ class Story:
     def states(self, roles: list[str]) -> dict[str, tuple[str, str]]:
         ids = ",".join(str(self.ids[r]) for r in roles)
         r = self.sh(f"squeue -h -t all -j {ids} -o '%i %T %r'")
-        by_id = {int(x.split()[0]): tuple(x.split()[1:3]) for x in r.stdout.splitlines() if x}
-        return {role: by_id.get(self.ids[role], ("GONE", "")) for role in roles}  # type: ignore[misc]
+        by_id: dict[int, tuple[str, str]] = {}
+        for line in r.stdout.splitlines():
+            if not line:
+                continue
+            job, state, reason = (line.split() + ["", ""])[:3]
+            known = by_id.get(int(job.split("_")[0]))
+            if known is None or known[0] not in LIVE_STATES:  # an array: a live task counts
+                by_id[int(job.split("_")[0])] = (state, reason)
+        return {role: by_id.get(self.ids[role], ("GONE", "")) for role in roles}
 
     def wait_finished(self, roles: list[str], timeout: float = 30) -> None:
-        live = {"PENDING", "RUNNING", "COMPLETING", "CONFIGURING"}
         wait_for(
-            lambda: all(s not in live for s, _ in self.states(roles).values()),
+            lambda: all(s not in LIVE_STATES for s, _ in self.states(roles).values()),
             timeout,
             f"{roles} to finish",
         )
@@ -222,10 +229,13 @@ class Story:
             self.ids[role] = int(cap.stdout.split()[-1])
             # one at a time, as on the anchor: each starts on an idle cluster (13 gets GPU 0)
             self.wait_finished([role])
+        self.env_array()
         self.direct_steps()
         for name, role in (
             ("20_output_default_name", "out-default"),
             ("20_output_pattern_jxNutJ", "out-pattern"),
+            ("20_output_pattern_array", "out-pattern-array"),
+            ("20_output_array_default", "out-array-default"),
             ("20_output_missing_dir", "out-missing-dir"),
             ("20_output_chdir_relative", "out-chdir"),
         ):
@@ -242,6 +252,24 @@ class Story:
         self.wait_finished([r for r in self.ids if r not in ("too-many-gpus", "too-much-mem")])
         r = self.sh(f"sacct -n -X -P -j {self.ids['wrap']} -o Account")
         self.account = r.stdout.strip()
+
+    def env_array(self) -> None:
+        """Golden 30-32: ``--array=0-2`` whose tasks dump their environment, each into its
+        own file; a task's job id (the golden's 31 and 32; 30 ran last, as task 2) is the
+        role ``env-array_<task>`` in this capture."""
+        name = "16_env_array_0-2"
+        golden = load(name)
+        [(header, script)] = [(h, b) for h, b in golden.sections.items() if "script" in h]
+        (self.work / header.split()[-1]).write_text(script)
+        cap = self.capture(name)
+        job = self.ids["env-array"] = int(cap.stdout.split()[-1])
+        self.wait_finished(["env-array"])
+        cap.golden_roles = {31: "env-array_0", 32: "env-array_1"}
+        r = self.sh(f"sacct -n -X -P -j {job} -o JobID,JobIDRaw")
+        for line in r.stdout.split():
+            task, raw = line.split("|")
+            if int(raw) != job:
+                cap.our_roles[int(raw)] = "env-array_" + task.split("_")[1]
 
     def direct_steps(self) -> None:
         """Golden 33-35: ``srun`` outside an allocation makes its own job (our id read
@@ -284,12 +312,20 @@ class Story:
         """Golden 50-58: one job fills both nodes, five wait behind it."""
         self.submit("big-running", "-J big-running -N 2 --exclusive --wrap 'sleep 300'")
         wait_for(lambda: self.states(["big-running"])["big-running"][0] == "RUNNING")
+        big = self.ids["big-running"]
         self.submit("wants-2nodes", "-J wants-2nodes -N 2 --wrap true")
         self.submit("small-one", "-J small-one --wrap true")
+        self.submit("after-big", f"-J after-big --dependency=afterok:{big} --wrap true")
         self.submit("held", "-J held --hold --wrap true")
+        self.submit("later", "-J later --begin=now+1hour --wrap true")
         self.submit("gpu-job", "-J gpu-job --gres=gpu:2 --wrap true")
-        self.submit("fails", "-J fails --wrap 'exit 1'")
-        waiting = ["wants-2nodes", "small-one", "held", "gpu-job", "fails"]
+        self.submit("arr", "-J arr --array=0-9%2 --wrap true")
+        fails = self.submit("fails", "-J fails --wrap 'exit 1'")
+        self.submit("never", f"-J never --dependency=afterok:{fails} --wrap true")
+        waiting = [
+            *("wants-2nodes", "small-one", "after-big", "held", "later"),
+            *("gpu-job", "arr", "fails", "never"),
+        ]
         wait_for(
             lambda: all(
                 state == "PENDING" and reason not in ("None", "")
@@ -315,16 +351,24 @@ class Story:
         job_changes(self, target)
         self.sh(f"scancel {target}")
         self.capture("52_scancel_pending")
+        self.capture("52_scancel_array_task")
+        self.capture("52_squeue_after_cancel_pending")
+        # root cancels never while it still waits on fails (sacct: "CANCELLED by 0",
+        # Reason Dependency, as on the anchor)
+        self.sh(f"scancel {self.ids['never']}")
         requeue_running(self)
         self.capture("52_scancel_running")
         self.capture("52_squeue_after_cancel_running")
         self.capture("52_scancel_already_cancelled")
-        self.wait_finished(["gpu-job", "small-one", "fails", "held"])
+        self.wait_finished(["gpu-job", "small-one", "fails", "held", "arr"])
         self.capture("52_scancel_completed")
         wait_requeued_eligible(self)
 
     def final_states(self) -> None:
-        """Golden 65-70 and the 60_* views of every state."""
+        """Golden 65-70 and the 60_* views of every state.  First the jobs that would wait
+        on: after-big (its dependency can no longer hold) and later (its begin time)."""
+        for role in ("after-big", "later"):
+            self.sh(f"scancel {self.ids[role]}")
         self.submit("ok", "-J ok --wrap 'exit 0'")
         self.submit("fail1", "-J fail1 --wrap 'exit 1'")
         self.submit("fail3", "-J fail3 --wrap 'exit 3'")

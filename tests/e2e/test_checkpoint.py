@@ -73,7 +73,8 @@ def show(c: Cluster, jid: int) -> dict[str, str]:
 def test_a_warned_run_saves_requeues_itself_and_the_next_run_resumes(lab):
     w = workdir(lab)
     jid = submit(lab, w, "-t 1 --signal=USR1@50", "--steps 60 --every 10 --step-seconds 0.25")
-    assert lab.wait_done(jid, timeout=180) == "COMPLETED"
+    state = lab.wait_done(jid, timeout=180)
+    assert state == "COMPLETED", (state, story(lab, w, jid))
     seen = events(w / f"train-{jid}.out")
     starts = [(run, step) for run, what, step in seen if what == "start"]
     warned = [(run, step) for run, what, step in seen if what == "warned"]
@@ -133,6 +134,13 @@ def test_a_job_requeueing_itself_hears_scontrol_succeed(lab):
     assert sorted(log) == ["run=0 rc=0", "run=0 term", "run=1 done"], log
     assert log[-1] == "run=1 done", log
     assert show(lab, jid)["Restarts"] == "1"
+
+
+def story(c: Cluster, w: Path, jid: int) -> str:
+    """What a failure needs: the job's output and its accounting, every run."""
+    out = w / f"train-{jid}.out"
+    acct = c.run(f"sacct -j {jid} -P -o JobID,State,ExitCode,Restarts,NodeList").stdout
+    return (out.read_text() if out.exists() else "(no output)") + "\n" + acct
 
 
 def power_cut(agent: int, jid: int) -> None:

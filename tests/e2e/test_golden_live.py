@@ -88,7 +88,8 @@ def table_differences(golden: Golden, cap: Capture, spec: Spec, gn: Norm, on: No
     def keep(n: Norm, leave_out: dict[str, str]):  # type: ignore[no-untyped-def]
         def check(first: str) -> bool:
             role = n.role_of(first)
-            return not spec.keyed or (role is not None and role.split(".")[0] not in leave_out)
+            job = None if role is None else role.split(".")[0].split("_")[0]  # arr_3.batch: arr
+            return not spec.keyed or (job is not None and job not in leave_out)
 
         return check
 
@@ -162,7 +163,7 @@ def env_file_differences(
         return diffs
     gid, oid = golden.stdout.split()[-1], cap.stdout.split()[-1]
     for header, genv in files.items():
-        name = re.sub(rf"(?<=-){gid}(?=\.)", oid, header.removesuffix(" (sorted)"))
+        name = re.sub(rf"(?<=-){gid}(?=[._])", oid, header.removesuffix(" (sorted)"))
         path = cap.cwd / name
         if not path.exists():
             diffs.append(f"no file {name}: {sorted(p.name for p in cap.cwd.iterdir())}")
