@@ -52,7 +52,7 @@ SRUN = command_table(
         "cpu-freq cpus-per-gpu",
         row("cpus-per-task", "c", REQ, env="SLURM_CPUS_PER_TASK SRUN_CPUS_PER_TASK"),
         "deadline delay-boot",
-        row("dependency", "d", REQ, UNS, env="SLURM_DEPENDENCY"),
+        row("dependency", "d", REQ, env="SLURM_DEPENDENCY"),  # its own allocation only
         flag_row("disable-status", "X", env="SLURM_DISABLE_STATUS"),
         "distribution",
         row("epilog", "", REQ, UNS, env="SLURM_EPILOG"),
@@ -118,7 +118,7 @@ SRUN = command_table(
         row("wait", "W", REQ, env="SLURM_WAIT"),
         "wckey x11",
     ),
-    status={"distribution": SUP, "gpus-per-task": SUP},
+    status={"begin": SUP, "distribution": SUP, "gpus-per-task": SUP},
     permute=False,
     error_exit=255,
 )
@@ -158,7 +158,8 @@ SALLOC = command_table(
         "test-only thread-spec threads-per-core time time-min tmp uid usage use-min-nodes verbose",
         "version wait-all-nodes wckey x11",
     ),
-    status={"wait-all-nodes": IGN},  # salloc's nodes are up already
+    # salloc's nodes are up already
+    status={"begin": SUP, "dependency": SUP, "wait-all-nodes": IGN},
     permute=False,
     error_exit=255,
 )

@@ -102,9 +102,23 @@ class SrunCommand:
         self.ignored: list[str] = []
 
 
+# how each command says a submission was refused (cli.allocation says it for the controller)
+_REFUSED = {
+    "srun": "Unable to allocate resources",
+    "salloc": "Job submit/allocate failed",
+}
+
+
 def _retitle(line: str, prog: str) -> str:
-    """sbatch's helpers speak as ``sbatch:``; say ``srun:``/``salloc:`` instead."""
-    return f"{prog}:{line[7:]}" if line.startswith("sbatch:") else line
+    """sbatch's helpers speak as ``sbatch:``; say ``srun:``/``salloc:`` instead, and
+    a refused submission in the command's own words (``--dependency=bogus``:
+    ``srun: error: Unable to allocate resources: Job dependency problem``)."""
+    if not line.startswith("sbatch:"):
+        return line
+    refused = "sbatch: error: Batch job submission failed: "
+    if line.startswith(refused) and prog in _REFUSED:
+        return f"{prog}: error: {_REFUSED[prog]}: {line[len(refused) :]}"
+    return f"{prog}:{line[7:]}"
 
 
 def _retitled(exc: CommandLineError, prog: str) -> CommandLineError:
@@ -225,6 +239,10 @@ def _allocation(
     for key, attr in COPIED.items():
         if key not in _STEP_IO and opts.get(key) is not None:
             submit[attr] = opts.get(key)
+    if opts.get("begin") is not None:  # the allocation waits as a batch job would
+        submit["begin_time"] = opts.get("begin")
+    if opts.get("dependency"):
+        submit["dependency"] = opts.get("dependency")
     return submit
 
 

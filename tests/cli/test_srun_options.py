@@ -196,3 +196,20 @@ def test_salloc_runs_the_users_shell_by_default_and_reads_salloc_variables():
     )
     cmd = build_salloc(["-p", "debug", "srun", "-n2", "hostname"], {}, "/w", "h")
     assert cmd.argv == ["srun", "-n2", "hostname"] and cmd.submit["partition"] == "debug"
+
+
+def test_dependency_and_begin_wait_the_allocation_as_sbatch_would():
+    sub = srun("-d", "afterok:7:8", "--begin=now+1hour", "x").submit
+    assert sub["dependency"] == "afterok:7,afterok:8" and sub["begin_time"] > 0  # stored form
+    sub = build_salloc(["--dependency=singleton", "true"], {}, "/w", "h").submit
+    assert sub["dependency"] == "singleton"
+    assert srun("x", env={"SLURM_DEPENDENCY": "afterany:9"}).submit["dependency"] == "afterany:9"
+    assert "dependency" not in srun("x").submit
+    # a list that does not parse is refused in each command's own words (exit 1)
+    assert refused("-d", "afterok:x", "true") == (
+        ["srun: error: Unable to allocate resources: Job dependency problem"],
+        1,
+    )
+    with pytest.raises(CommandLineError) as info:
+        build_salloc(["--dependency=bogus"], {}, "/w", "h")
+    assert info.value.lines == ["salloc: error: Job submit/allocate failed: Job dependency problem"]

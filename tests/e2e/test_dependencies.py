@@ -30,3 +30,26 @@ def test_singleton_waits_for_the_same_name(cluster, jobdir):
     assert cluster.wait_done(first) == "COMPLETED"
     assert cluster.wait_done(second) == "COMPLETED"
     assert log.read_text().split() == ["first", "second"]
+
+
+def test_srun_and_salloc_allocations_wait_for_their_dependency(cluster, jobdir):
+    log = jobdir / "alloc.txt"
+    first = cluster.submit(f"--wrap 'sleep 2; echo first >> {log}'", cwd=jobdir)
+    r = cluster.run(
+        f"srun --dependency=afterok:{first} bash -c 'echo srun >> {log}'", cwd=jobdir, timeout=90
+    )
+    assert r.returncode == 0, r.stderr
+    assert cluster.wait_done(first) == "COMPLETED"
+    r = cluster.run(
+        f"salloc -d afterany:{first} bash -c 'echo salloc $SLURM_JOB_ID >> {log}'",
+        cwd=jobdir,
+        timeout=90,
+    )
+    assert r.returncode == 0, r.stderr
+    lines = log.read_text().splitlines()  # first sleeps 2 s: srun waited for it
+    assert lines[:2] == ["first", "srun"] and lines[2].startswith("salloc "), lines
+    r = cluster.run("srun -d afterok:x true", cwd=jobdir)
+    assert (r.returncode, r.stderr) == (
+        1,
+        "srun: error: Unable to allocate resources: Job dependency problem\n",
+    )
