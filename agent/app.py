@@ -83,6 +83,7 @@ class LaunchBody(BaseModel):
     kill_wait: _ranged("kill_wait")  # type: ignore[valid-type]
     time_limit_s: _ranged("time_limit_s") | None = None  # type: ignore[valid-type]
     mem_mib: _ranged("mem_mib") = 0  # type: ignore[valid-type]
+    script_args: list[Text] = []  # noqa: RUF012  (pydantic copies a default)
 
 
 class LaunchBatchBody(BaseModel):

@@ -259,7 +259,7 @@ class Launcher(Supervisor):
             c_locale = "LC_ALL" not in env and locale_drop_works()
             if c_locale:
                 env["LC_ALL"] = "C"  # for the helpers only: removed before the script runs
-            argv += [str(spec.restarts), *job_command(script, c_locale)]
+            argv += [str(spec.restarts), *job_command(script, c_locale), *spec.script_args]
             with _EXEC_LOCK:
                 proc = subprocess.Popen(
                     argv,

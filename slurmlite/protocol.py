@@ -150,6 +150,7 @@ class JobSubmit:
     # that is not UTF-8 (slurmlite.scriptbytes)
     script_encoding: str | None = None
     array: str | None = None  # --array as given (``0-15:4``, ``1,3,5-7%2``); slurmlite.arrays
+    script_args: list[str] = field(default_factory=list)  # ``sbatch job.sh a b``: [a, b]
 
 
 @dataclass
@@ -458,6 +459,7 @@ class LaunchSpec:
     kill_wait: int
     time_limit_s: int | None = None
     mem_mib: int = 0  # the job's memory on this node (the cgroup's limit); 0: no limit
+    script_args: list[str] = field(default_factory=list)  # the script's "$1" "$2" ...
 
 
 @dataclass

@@ -448,8 +448,6 @@ def _finish(
     gpu = gpu_fields(opts)
     if script.size > MAX_SCRIPT_BYTES:
         raise sbatch_error(TOO_LONG)
-    if command.script_args:
-        raise sbatch_error("arguments to the batch script are not supported yet")
     get = opts.get
     export = str(get("export", "ALL"))
     environment, export_warnings = resources.export_environment(export, env)
@@ -481,6 +479,8 @@ def _finish(
     for key, attr in COPIED.items():
         if get(key) is not None:
             submit[attr] = get(key)
+    if command.script_args:  # sbatch job.sh a b: the script runs as "job.sh a b"
+        submit["script_args"] = list(command.script_args)
     if get("begin") is not None:
         submit["begin_time"] = get("begin")
     if get("dependency"):

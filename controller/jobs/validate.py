@@ -367,6 +367,7 @@ class SubmitValidator:
             warn_batch=req.warn_batch,
             warned_run=None,
             script=stored_form(req.script, req.script_encoding),  # text, or marker + base64
+            script_args=json.dumps(req.script_args) if req.script_args else None,
             environment=json.dumps(req.environment),
             echo_env=json.dumps(req.echo_env),
             export=req.export,

@@ -98,6 +98,7 @@ def build_launch(
         kill_wait=cfg.kill_wait,
         time_limit_s=row.time_limit * 60 if row.time_limit is not None else None,
         mem_mib=here.mem if here is not None else 0,
+        script_args=json.loads(row.script_args) if row.script_args else [],
     )
     return signer.launch(spec, node, now, nodes=info.nodes)
 

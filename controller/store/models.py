@@ -120,6 +120,8 @@ class JobRow(Base):
     cancelled_by: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     requeue: Mapped[bool] = mapped_column(Boolean, default=True)
     script: Mapped[str] = mapped_column(Text)
+    # the arguments after the script's name (JSON list); NULL: none
+    script_args: Mapped[str | None] = mapped_column(Text, nullable=True)
     environment: Mapped[str] = mapped_column(Text, default="{}")  # JSON
     echo_env: Mapped[str] = mapped_column(Text, default="{}")  # JSON
     export: Mapped[str] = mapped_column(Text, default="ALL")

@@ -68,6 +68,9 @@ def test_bad_orders_are_refused_with_403_and_spawn_nothing(area: Path) -> None:
 
     altered = signed(a_spec(area, 70, f"touch {marker}\n"))
     altered["work_dir"] = "/"  # changed after signing
+    # arguments added after signing: a script that runs "$1" must not get one
+    args_added = signed(a_spec(area, 70, '"$@"\n'))
+    args_added["script_args"] = ["touch", str(marker)]
     cases = {
         "forged": (signed(a_spec(area, 70, "true\n"), cluster_key=b"x" * 64), "signature invalid"),
         "expired": (  # signed 200 s ago for 60 s: expired 140 s ago
@@ -77,6 +80,7 @@ def test_bad_orders_are_refused_with_403_and_spawn_nothing(area: Path) -> None:
         "another node's": (signed(a_spec(area, 70, f"touch {marker}\n"), node="n2"), "invalid"),
         "unsigned": ({**order(), "credential": ""}, "malformed credential"),
         "altered": (altered, "request altered"),
+        "arguments added": (args_added, "request altered"),
     }
 
     async def scenario() -> dict[str, tuple[int, str]]:

@@ -127,6 +127,24 @@ def test_output_patterns_and_default_file(cluster, jobdir):
     assert (jobdir / "sub" / f"o-{jid}.txt").read_text() == f"{jobdir}/sub\n"
 
 
+def test_words_after_the_script_are_its_arguments_on_every_run(cluster, jobdir):
+    (jobdir / "args.sh").write_text(
+        '#!/bin/bash\nwords=$(printf "[%s]" "$@")\n'
+        'echo "run=${SLURM_RESTART_COUNT:-0} n=$# $words" >> args.log\n'
+        '[ "${SLURM_RESTART_COUNT:-0}" = 0 ] && { scontrol requeue $SLURM_JOB_ID; sleep 30; }\n'
+        "true\n"
+    )
+    jid = cluster.submit("-o err.log args.sh one 'two words' --steps ''", cwd=jobdir)
+    state = cluster.wait_done(jid, timeout=60)
+    log, err = (jobdir / "args.log"), (jobdir / "err.log")
+    assert state == "COMPLETED", [p.read_text() for p in (log, err) if p.exists()]
+    words = "[one][two words][--steps][]"
+    assert (jobdir / "args.log").read_text().splitlines() == [
+        f"run=0 n=4 {words}",
+        f"run=1 n=4 {words}",  # the requeued run has them too
+    ]
+
+
 def test_missing_output_directory_fails_the_launch(cluster, jobdir):
     jid = cluster.submit("--output='nosuchdir/out-%j.txt' --wrap 'echo x'", cwd=jobdir)
     assert cluster.wait_done(jid) == "FAILED"

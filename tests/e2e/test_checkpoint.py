@@ -53,8 +53,12 @@ def workdir(c: Cluster) -> Path:
     return w
 
 
-def submit(c: Cluster, w: Path, options: str, train_args: str) -> int:
-    r = c.run(f"sbatch --parsable {options} train.sbatch", cwd=w, TRAIN_ARGS=train_args)
+def submit(c: Cluster, w: Path, options: str, train_args: str, as_words: bool = False) -> int:
+    """``train_args`` for train.py in TRAIN_ARGS, or (``as_words``) after the script's name."""
+    if as_words:
+        r = c.run(f"sbatch --parsable {options} train.sbatch {train_args}", cwd=w)
+    else:
+        r = c.run(f"sbatch --parsable {options} train.sbatch", cwd=w, TRAIN_ARGS=train_args)
     assert r.returncode == 0, r.stderr
     return int(r.stdout)
 
@@ -72,7 +76,8 @@ def show(c: Cluster, jid: int) -> dict[str, str]:
 
 def test_a_warned_run_saves_requeues_itself_and_the_next_run_resumes(lab):
     w = workdir(lab)
-    jid = submit(lab, w, "-t 1 --signal=USR1@50", "--steps 60 --every 10 --step-seconds 0.25")
+    train = "--steps 60 --every 10 --step-seconds 0.25"  # every run gets them as words
+    jid = submit(lab, w, "-t 1 --signal=USR1@50", train, as_words=True)
     state = lab.wait_done(jid, timeout=180)
     assert state == "COMPLETED", (state, story(lab, w, jid))
     seen = events(w / f"train-{jid}.out")

@@ -332,10 +332,11 @@ def test_wrap_with_a_script_is_an_error(tmp_path):
     assert err.exit_code == 1
 
 
-def test_script_arguments_are_refused_until_the_protocol_carries_them(tmp_path):
+def test_words_after_the_script_are_its_arguments_options_among_them(tmp_path):
     script(tmp_path, "#!/bin/sh\necho $1\n")
-    err = fails("job.sh", "a", cwd=tmp_path)
-    assert err.lines == ["sbatch: error: arguments to the batch script are not supported yet"]
+    sub = sbatch("-J", "x", "job.sh", "a", "--steps", "5", "", cwd=tmp_path).fields
+    assert sub["script_args"] == ["a", "--steps", "5", ""] and sub["name"] == "x"
+    assert "script_args" not in sbatch("job.sh", cwd=tmp_path).fields
 
 
 def test_hetjob_command_line_is_refused(tmp_path):

@@ -108,4 +108,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # a signal that comes now, after the work (a warning just too late), must not kill the
+    # run: the interpreter's shutdown puts default handlers back, except for ignored ones
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.exit(status)
