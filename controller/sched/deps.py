@@ -18,27 +18,33 @@ A target id the controller does not know counts as ended well (Slurm 22.05
 runs such a job: golden ``41_dependency_on_unknown_job``).  A target that is
 an array ``N`` means every row with ``array_job_id = N``, its master's pending
 remainder included (not started nor ended while ``array_pending`` is set).
-``aftercorr:N`` makes task ``i`` wait for task ``i`` of ``N``; a dependent
-array's pending remainder (no task id yet) waits for the whole of ``N``.
+``aftercorr:N`` makes task ``i`` wait for task ``i`` of ``N``.  A dependent
+array's pending remainder has no task id yet: while it waits, each pass splits
+off the tasks whose own list no longer waits (their target task ended) -- up
+to ``SPLIT_PER_PASS``, lowest index first -- so task ``i`` goes ahead as soon
+as task ``i`` of ``N`` is done, whatever the other tasks of ``N`` do.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import or_, select, update
 
+from controller.store.array_split import split_task
 from controller.store.db import Database
 from controller.store.models import JobRow
-from slurmlite import reasons
+from slurmlite import arrays, reasons
 from slurmlite.config import Config
 from slurmlite.dependency import Dep, Deps, format_deps, stored
 from slurmlite.states import is_finished
 
 DONE, WAIT, FAIL = "done", "wait", "fail"
 _ACTIVE = ("RUNNING", "SUSPENDED")
+SPLIT_PER_PASS = 256  # aftercorr tasks split off one remainder in one pass, at most
 
 _WAITING = (
     JobRow.id,
@@ -48,6 +54,7 @@ _WAITING = (
     JobRow.name,
     JobRow.user,
     JobRow.array_task_id,
+    JobRow.array_pending,
     JobRow.eligible_time,
 )
 _TARGET = (
@@ -164,6 +171,40 @@ def _singleton_state(job: Any, others: list[Any]) -> str:
     return DONE
 
 
+def _corr_ready(
+    job: Any, deps: Deps, groups: dict[int, Group], peers: dict[Any, list[Any]], now: float
+) -> list[int]:
+    """The pending indices of ``job``'s remainder whose list no longer waits when
+    evaluated as that task (done, or never to be met), lowest first, at most
+    ``SPLIT_PER_PASS``.  Only indices some aftercorr target has settled can be such:
+    a target task that has ended, or an index a target without a remainder lacks."""
+    pending = job.array_pending
+    candidates: set[int] = set()
+    for e in deps.elements:
+        group = groups.get(e.job_id) if e.kind == "aftercorr" else None
+        if group is None:
+            continue
+        ended = {r.array_task_id for r in group.rows if is_finished(r.state)}
+        candidates |= {i for i in ended if i is not None and arrays.contains(pending, i)}
+        if not group.remainder:
+            known = {r.array_task_id for r in group.rows}
+            lacking = (i for i in arrays.indices(pending) if i not in known)
+            candidates |= set(itertools.islice(lacking, SPLIT_PER_PASS))
+    ready: list[int] = []
+    for i in sorted(candidates):
+        states = [
+            _singleton_state(job, peers.get((job.name, job.user), []))
+            if e.kind == "singleton"
+            else element_state(e, groups.get(e.job_id), now, i)
+            for e in deps.elements
+        ]
+        if combine(deps, states)[0] != WAIT:
+            ready.append(i)
+            if len(ready) >= SPLIT_PER_PASS:
+                break
+    return ready
+
+
 def kills(cfg: Config, flag: bool | None) -> bool:
     if flag is not None:
         return flag
@@ -186,6 +227,7 @@ def evaluate(db: Database, cfg: Config, now: float) -> dict[int, str]:
         peers = _singletons(conn, single)
     blocked = {j.id: reasons.DEPENDENCY_NEVER_SATISFIED for j in jobs if j.dep_failed}
     changes: dict[int, dict[str, Any]] = {}
+    splits: dict[int, list[int]] = {}  # aftercorr: remainder -> indices to split off
     for j in live:
         deps = parsed[j.id]
         assert deps is not None
@@ -196,6 +238,13 @@ def evaluate(db: Database, cfg: Config, now: float) -> dict[int, str]:
             for e in deps.elements
         ]
         whole, left = combine(deps, states)
+        if whole != DONE and j.array_pending and any(e.kind == "aftercorr" for e in deps.elements):
+            # a remainder waiting task by task: never failed as a whole (one target task
+            # failing fails only its own task, once split off)
+            blocked[j.id] = reasons.DEPENDENCY
+            if ready := _corr_ready(j, deps, groups, peers, now):
+                splits[j.id] = ready
+            continue
         if whole == DONE:
             eligible = j.eligible_time if j.eligible_time and j.eligible_time > now else now
             changes[j.id] = {"dependency": None, "eligible_time": eligible}
@@ -212,6 +261,14 @@ def evaluate(db: Database, cfg: Config, now: float) -> dict[int, str]:
             text = format_deps(left)
             if text != j.dependency:
                 changes[j.id] = {"dependency": text}
+    if splits:
+        with db.write() as s:
+            for master_id, ready in splits.items():
+                master = s.get(JobRow, master_id)
+                for i in ready:
+                    if master is not None and arrays.contains(master.array_pending, i):
+                        # its own list is evaluated next pass; this pass it waits
+                        blocked[split_task(s, master, i).id] = reasons.DEPENDENCY
     if changes:
         with db.write() as s:
             for job_id, values in changes.items():

@@ -224,3 +224,74 @@ def test_a_job_cancelled_while_it_waits_keeps_its_dependency_and_reason(harness)
     assert seen(h, doomed)[:2] == ("CANCELLED", "DependencyNeverSatisfied")
     assert h.job(doomed)["eligible_time"] is None
     assert not check(h.ctl.db, h.ctl.cfg, h.clock()).violations  # neither started
+
+
+def test_aftercorr_lets_each_task_go_when_its_own_target_task_ends(harness):
+    from sqlalchemy import select
+
+    from controller.store.models import JobRow
+
+    h = harness
+    target = h.submit(array="0-2", time_limit=10)["job_id"]
+    for _ in range(3):
+        h.tick()  # target's three tasks run (one CPU each)
+    corr = h.submit(array="0-2", dependency=f"aftercorr:{target}")["job_id"]
+    h.tick()
+
+    def tasks() -> dict[int | None, tuple[int, str, str | None]]:
+        with h.ctl.jobs.db.read() as s:
+            q = select(JobRow).where(JobRow.array_job_id == corr)
+            return {r.array_task_id: (r.id, r.state, r.array_pending) for r in s.scalars(q)}
+
+    assert tasks() == {None: (corr, "PENDING", "0-2")}  # nothing of target has ended
+
+    def end_task(index: int) -> None:
+        with h.ctl.jobs.db.read() as s:
+            q = select(JobRow).where(JobRow.array_job_id == target, JobRow.array_task_id == index)
+            row = s.scalars(q).one()
+            job_id, host = row.id, row.batch_host
+        msg = JobCompletion(node=host, job_id=job_id, restarts=0, step_id="batch", exit_code=0)
+        h.ctl.jobs.complete(host, msg)
+
+    end_task(1)
+    for _ in range(3):
+        h.tick()
+    got = tasks()
+    # task 1 went ahead (split off from the remainder); 0 and 2 wait for their own
+    assert got[1][1] == "RUNNING" and got[None][1:] == ("PENDING", "0,2"), got
+    end_task(0)
+    for _ in range(3):
+        h.tick()
+    got = tasks()
+    # task 0 went ahead too while target's task 2 still runs; task 2 waits for it
+    assert got[0][1] == "RUNNING" and got[1][1] == "RUNNING", got
+    assert got[None] == (corr, "PENDING", "2"), got
+    end_task(2)
+    for _ in range(3):
+        h.tick()
+    assert tasks()[2][1] == "RUNNING", tasks()
+
+
+def test_aftercorr_on_a_failed_target_task_fails_that_task_only(harness):
+    from sqlalchemy import select
+
+    from controller.store.models import JobRow
+
+    h = harness
+    target = h.submit(array="0-1", time_limit=10)["job_id"]
+    for _ in range(2):
+        h.tick()
+    corr = h.submit(array="0-1", dependency=f"aftercorr:{target}")["job_id"]
+    with h.ctl.jobs.db.read() as s:
+        ran = {r.array_task_id: (r.id, r.batch_host) for r in s.scalars(
+            select(JobRow).where(JobRow.array_job_id == target))}  # fmt: skip
+    for index, code in ((0, 1 << 8), (1, 0)):  # task 0 fails, task 1 completes
+        job_id, host = ran[index]
+        msg = JobCompletion(node=host, job_id=job_id, restarts=0, step_id="batch", exit_code=code)
+        h.ctl.jobs.complete(host, msg)
+    for _ in range(3):
+        h.tick()
+    with h.ctl.jobs.db.read() as s:
+        q = select(JobRow).where(JobRow.array_job_id == corr)
+        got = {r.array_task_id: (r.state, r.reason) for r in s.scalars(q)}
+    assert got[0] == ("PENDING", "DependencyNeverSatisfied") and got[1][0] == "RUNNING", got

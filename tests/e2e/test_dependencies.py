@@ -3,6 +3,8 @@ follows a failure, singleton waits for its namesake (spec §1.8)."""
 
 from __future__ import annotations
 
+from tests.e2e.conftest import wait_for
+
 
 def test_afterok_chain_runs_in_order(cluster, jobdir):
     log = jobdir / "order.txt"
@@ -53,3 +55,23 @@ def test_srun_and_salloc_allocations_wait_for_their_dependency(cluster, jobdir):
         1,
         "srun: error: Unable to allocate resources: Job dependency problem\n",
     )
+
+
+def test_aftercorr_starts_each_task_when_its_own_target_task_ends(cluster, jobdir):
+    log = jobdir / "corr.txt"
+    # task 0 of the target takes 4 s, task 1 none
+    work = f"sleep $((4 - 4 * SLURM_ARRAY_TASK_ID)); echo t$SLURM_ARRAY_TASK_ID >> {log}"
+    target = cluster.submit(f"--array=0-1 --wrap '{work}'", cwd=jobdir)
+    cluster.submit(
+        f"--array=0-1 --dependency=aftercorr:{target} --wrap 'echo c$SLURM_ARRAY_TASK_ID >> {log}'",
+        cwd=jobdir,
+    )
+    lines = wait_for(
+        lambda: (
+            len(log.read_text().split()) == 4 and log.read_text().split() if log.exists() else None
+        ),
+        timeout=60,
+        what="both arrays' four tasks",
+    )
+    # c1 ran as soon as t1 ended, before the slow t0 ended; c0 only after t0
+    assert lines.index("t1") < lines.index("c1") < lines.index("t0") < lines.index("c0"), lines
