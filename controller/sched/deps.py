@@ -171,6 +171,23 @@ def _singleton_state(job: Any, others: list[Any]) -> str:
     return DONE
 
 
+def _states(
+    job: Any,
+    deps: Deps,
+    groups: dict[int, Group],
+    peers: dict[Any, list[Any]],
+    now: float,
+    task: int | None,
+) -> list[str]:
+    """Each element's state for ``job`` as task ``task`` (None: not an array task)."""
+    return [
+        _singleton_state(job, peers.get((job.name, job.user), []))
+        if e.kind == "singleton"
+        else element_state(e, groups.get(e.job_id), now, task)
+        for e in deps.elements
+    ]
+
+
 def _corr_ready(
     job: Any, deps: Deps, groups: dict[int, Group], peers: dict[Any, list[Any]], now: float
 ) -> list[int]:
@@ -192,13 +209,7 @@ def _corr_ready(
             candidates |= set(itertools.islice(lacking, SPLIT_PER_PASS))
     ready: list[int] = []
     for i in sorted(candidates):
-        states = [
-            _singleton_state(job, peers.get((job.name, job.user), []))
-            if e.kind == "singleton"
-            else element_state(e, groups.get(e.job_id), now, i)
-            for e in deps.elements
-        ]
-        if combine(deps, states)[0] != WAIT:
+        if combine(deps, _states(job, deps, groups, peers, now, i))[0] != WAIT:
             ready.append(i)
             if len(ready) >= SPLIT_PER_PASS:
                 break
@@ -231,12 +242,7 @@ def evaluate(db: Database, cfg: Config, now: float) -> dict[int, str]:
     for j in live:
         deps = parsed[j.id]
         assert deps is not None
-        states = [
-            _singleton_state(j, peers.get((j.name, j.user), []))
-            if e.kind == "singleton"
-            else element_state(e, groups.get(e.job_id), now, j.array_task_id)
-            for e in deps.elements
-        ]
+        states = _states(j, deps, groups, peers, now, j.array_task_id)
         whole, left = combine(deps, states)
         if whole != DONE and j.array_pending and any(e.kind == "aftercorr" for e in deps.elements):
             # a remainder waiting task by task: never failed as a whole (one target task
