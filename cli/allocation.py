@@ -36,6 +36,7 @@ import time
 from cli.common import get_client
 from slurmlite import errors
 from slurmlite.errors import SlurmError
+from slurmlite.srun_request import REFUSED
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms
 if TYPE_CHECKING:
@@ -84,11 +85,7 @@ class Allocation:
         try:
             self.job_id = int(self.client.submit(fields).job_id)
         except SlurmError as e:
-            what = (
-                "Job submit/allocate failed"
-                if self.prog == "salloc"
-                else "Unable to allocate resources"
-            )
+            what = REFUSED[self.prog]
             lines = [f"{self.prog}: error: {e.detail}"] if e.detail else []
             raise AllocationFailed([*lines, f"{self.prog}: error: {what}: {e.message}"]) from None
         saved = {

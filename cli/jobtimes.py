@@ -45,5 +45,10 @@ def expected_end(job: JobInfo) -> float | None:
     if job.end_time:
         return job.end_time
     if job.start_time and not states.is_finished(job.state):
-        return math.inf if job.time_limit is None else job.start_time + job.time_limit * 60
+        return end_after(job.start_time, job.time_limit)
     return None
+
+
+def end_after(start: float, time_limit: int | None) -> float:
+    """When a run from ``start`` ends at the latest: start + limit, ``inf`` when unlimited."""
+    return math.inf if time_limit is None else start + time_limit * 60

@@ -41,7 +41,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from cli.format_codes import Column, pad, parse_letters, parse_names
-from cli.jobtimes import expected_end, start_time, time_used
+from cli.jobtimes import end_after, expected_end, start_time, time_used
 from slurmlite import hostlist, states, timefmt
 from slurmlite.taskranges import parse_task_ranges
 
@@ -194,9 +194,8 @@ def _end(row: Row, ctx: Ctx) -> str:
     job = row.job
     end = expected_end(job)
     if end is None and job.state == "PENDING" and (start := start_time(job)):
-        # expected to start (its begin time, a backfill estimate): start + limit, or NONE
-        end = math.inf if job.time_limit is None else start + job.time_limit * 60
-    if row.job.time_limit is None and end is not None and end > ctx.now:
+        end = end_after(start, job.time_limit)  # expected to start: its begin time, an estimate
+    if job.time_limit is None and end is not None and end > ctx.now:
         return "NONE"
     return _ts(end)
 

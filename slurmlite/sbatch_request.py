@@ -428,6 +428,8 @@ COPIED = {
     "requeue": "requeue",
     "open_mode": "open_mode",
     "array": "array",  # checked by the controller against MaxArraySize (slurmlite.arrays)
+    "begin": "begin_time",  # also an allocation's: it waits as a batch job would
+    "dependency": "dependency",
 }
 
 
@@ -481,10 +483,6 @@ def _finish(
             submit[attr] = get(key)
     if command.script_args:  # sbatch job.sh a b: the script runs as "job.sh a b"
         submit["script_args"] = list(command.script_args)
-    if get("begin") is not None:
-        submit["begin_time"] = get("begin")
-    if get("dependency"):
-        submit["dependency"] = get("dependency")
     if get("kill_on_invalid_dep") is not None:
         submit["kill_invalid_dep"] = get("kill_on_invalid_dep")
     warning = get("signal")

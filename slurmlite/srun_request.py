@@ -102,8 +102,9 @@ class SrunCommand:
         self.ignored: list[str] = []
 
 
-# how each command says a submission was refused (cli.allocation says it for the controller)
-_REFUSED = {
+# how each command says a submission was refused: for a value it cannot send (here) and
+# for the controller's refusal (cli.allocation)
+REFUSED = {
     "srun": "Unable to allocate resources",
     "salloc": "Job submit/allocate failed",
 }
@@ -116,8 +117,8 @@ def _retitle(line: str, prog: str) -> str:
     if not line.startswith("sbatch:"):
         return line
     refused = "sbatch: error: Batch job submission failed: "
-    if line.startswith(refused) and prog in _REFUSED:
-        return f"{prog}: error: {_REFUSED[prog]}: {line[len(refused) :]}"
+    if line.startswith(refused) and prog in REFUSED:
+        return f"{prog}: error: {REFUSED[prog]}: {line[len(refused) :]}"
     return f"{prog}:{line[7:]}"
 
 
@@ -239,10 +240,6 @@ def _allocation(
     for key, attr in COPIED.items():
         if key not in _STEP_IO and opts.get(key) is not None:
             submit[attr] = opts.get(key)
-    if opts.get("begin") is not None:  # the allocation waits as a batch job would
-        submit["begin_time"] = opts.get("begin")
-    if opts.get("dependency"):
-        submit["dependency"] = opts.get("dependency")
     return submit
 
 
