@@ -36,7 +36,7 @@ from agent.steproutes import add_step_routes
 from slurmlite.bodylimit import BodyLimit, MiB
 from slurmlite.credential import CredentialError
 from slurmlite.protocol import LaunchSpec, SignalSpec, from_dict
-from slurmlite.wire_limits import bounds, no_nul
+from slurmlite.wire_limits import INT32_MAX, bounds, no_nul
 
 MAX_ORDER_BODY = 16 * MiB  # one launch: a 4 MiB script and its environment, with room
 MAX_ORDERS_BODY = 64 * MiB  # one pass's launches for this node
@@ -205,8 +205,31 @@ def create_app(state: AgentState) -> FastAPI:
         _check(st, "signal", data)
         return OrderAnswer(status=await st.signal(from_dict(SignalSpec, data)))
 
+    @app.post("/v1/logs", response_model=LogChunk, dependencies=ControllerSigned)
+    async def run_log(body: LogAsk, st: State) -> LogChunk:
+        """A chunk of this node's log of a run's attempt (``agent.runlogs``), for the controller."""
+        got = await asyncio.to_thread(
+            st.run_logs.read, body.job_id, body.attempt, body.uid, body.offset, body.limit
+        )
+        return LogChunk(**got)
+
     add_step_routes(app)
     return app
+
+
+class LogAsk(BaseModel):
+    job_id: int = Field(ge=0, le=INT32_MAX)
+    attempt: int = Field(ge=0, le=INT32_MAX)
+    uid: int = Field(ge=0, le=2**32 - 1)
+    offset: int = Field(ge=0, le=1 << 40)
+    limit: int = Field(ge=1, le=1 << 20)
+
+
+class LogChunk(BaseModel):
+    found: bool
+    data: str
+    next: int
+    size: int
 
 
 def _check(st: AgentState, op: str, data: dict[str, Any]) -> None:

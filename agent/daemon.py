@@ -82,6 +82,7 @@ from agent.isolation import Isolation
 from agent.launcher import BatchRun, Launcher, LaunchError
 from agent.orders import OrderGate, OrderRefused
 from agent.portcheck import port_warning
+from agent.runlogs import RunLogs
 from agent.scripts import PrologError, keep_epilog_env, run_epilog, run_prolog
 from agent.stepstate import StepDuties
 from agent.steptable import StepTable
@@ -145,6 +146,7 @@ class AgentState(CompletionSpool, StepDuties, Fencing):
         self.start_time = self.clock()
         isolation = Isolation.from_config(self.cfg)
         self.launcher = Launcher(self.spool, isolation, self.clock, self.timer)
+        self.run_logs = RunLogs(self.spool)  # workload runs' node logs (agent.runlogs)
         self.open_spool()
         self.gate = OrderGate(self.name, self.node_key, self.spool, self.start_time)
         self.steps = StepTable(

@@ -177,6 +177,7 @@ async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset) -> None:  #
             state.register_forever(),
             state.heartbeat_forever(),
             state.report_forever(),
+            state.run_logs.prune_forever(float(cfg.run_log_keep)),
             fence,  # cut off from the controller: kill the runs (agent.cutoff)
         )
     ]

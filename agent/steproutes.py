@@ -42,6 +42,7 @@ from pydantic import AfterValidator, BaseModel, Field
 
 from agent.configless import local_conf
 from agent.daemon import AgentState, OrderRefused
+from agent.runlogs import MARKER
 from slurmlite.credential import CredentialError
 from slurmlite.protocol import StepLaunch, from_dict
 from slurmlite.wire_limits import bounds, no_nul
@@ -157,6 +158,9 @@ def add_step_routes(app: FastAPI) -> None:
             raise HTTPException(status_code=e.status, detail=f"credential refused: {e}") from None
         launch = from_dict(StepLaunch, body.model_dump())
         launch.environment = local_conf(launch.environment, st.cfg.path)
+        if MARKER in launch.environment:  # a workload run's step: its node log (agent.runlogs)
+            where = st.run_logs.prepare(launch.job_id, launch.uid, launch.gid)
+            launch.environment["SLURMLITE_LOG_DIR"] = where
         if request.client is not None:  # where srun runs, as Slurm tells the tasks
             launch.environment["SLURM_LAUNCH_NODE_IPADDR"] = request.client.host
         return StreamingResponse(await st.start_step(launch), media_type=NDJSON)

@@ -295,6 +295,28 @@ class ControllerClient:
                 if not reused or timed_out:
                     raise SlurmError(failure) from None
 
+    def raw(
+        self,
+        method: str,
+        path: str,
+        data: bytes | None = None,
+        query: dict[str, Any] | None = None,
+        retry: bool | None = None,
+    ) -> bytes:
+        """A request whose answer is bytes, not JSON (a snapshot's part); errors as ``request``."""
+        if query:
+            path = f"{path}?{urlencode(query)}"
+        status, raw = self._exchange(method, path, data, None, retry, False)
+        if status >= 400:
+            try:
+                payload = json.loads(raw) if raw else None
+            except ValueError:
+                payload = None
+            if status == 401:
+                self._auth_failed(_error_from(status, payload).full)
+            raise _error_from(status, payload)
+        return raw
+
     def close(self) -> None:
         self._conn.close()
 

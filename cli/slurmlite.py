@@ -9,6 +9,9 @@
     slurmlite keys node NAMES [--dir DIR] [--key-file FILE]   (cli.slurmlite_keys)
     slurmlite explain JOBID [--json]                          (cli.slurmlite_explain)
     slurmlite check [--repair]                                (cli.slurmlite_check)
+    slurmlite run --file F [--watch] [--override K=V] [--dry-run] (cli.slurmlite_run)
+    slurmlite list runs | get run ID | logs ID | cancel ID    (cli.slurmlite_runs)
+    slurmlite secret set|list|delete                          (cli.slurmlite_runs)
 
 Examples::
 
@@ -28,6 +31,8 @@ from cli.slurmlite_archive import archive
 from cli.slurmlite_check import check
 from cli.slurmlite_explain import explain
 from cli.slurmlite_keys import keys
+from cli.slurmlite_run import run
+from cli.slurmlite_runs import cancel, get_group, list_group, logs, secret
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -135,6 +140,21 @@ main.add_command(keys)
 main.add_command(explain)
 main.add_command(check)
 main.add_command(archive)
+main.add_command(run)
+main.add_command(list_group)
+main.add_command(get_group)
+main.add_command(logs)
+main.add_command(cancel)
+main.add_command(secret)
+
+
+@main.command("node-run", hidden=True)
+def node_run_command() -> None:
+    """A workload run's command on one node (its batch script's srun starts it)."""
+    from cli.slurmlite_noderun import node_run
+
+    node_run()
+
 
 if __name__ == "__main__":
     main()

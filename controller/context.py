@@ -32,6 +32,8 @@ from controller.jobs.service import JobService
 from controller.jobs.validate import SubmitValidator
 from controller.nodes.agent_client import AgentClient, HttpAgentClient, Signer
 from controller.nodes.service import NodeService
+from controller.runs.logs import AgentLogs
+from controller.runs.service import RunService
 from controller.sched.invariants import Report, check
 from controller.sched.loop import SchedulerLoop
 from controller.sched.parts import SchedParts
@@ -107,6 +109,10 @@ class Controller:
         self._sending: set[asyncio.Task[Any]] = set()  # orders of a repair, on their way
         self.retention = Retention(self.db, lambda: self.cfg, clock)  # PurgeJobAfter
         self._purging: asyncio.Task[None] | None = None
+        # workload runs: their rows, snapshots and secrets; nodes' logs (controller.runs)
+        self.runs = RunService(self.db, cfg.state_save_location, cluster_key, clock)
+        self.logs = AgentLogs(self.signer)
+        self._collecting: asyncio.Task[None] | None = None
         self.started = clock()
 
     @property
@@ -201,11 +207,24 @@ class Controller:
         self.send(await asyncio.to_thread(self.check, True))  # before the first pass
         self._task = asyncio.create_task(self.loop.run())
         self._purging = asyncio.create_task(self.retention.loop())
+        self._collecting = asyncio.create_task(self._collect_snapshots())
+
+    async def _collect_snapshots(self) -> None:
+        """Unreferenced code snapshots go after ``SlurmliteSnapshotKeep`` (hourly check)."""
+        while True:
+            try:
+                await asyncio.to_thread(self.runs.collect, self.cfg.snapshot_keep)
+            except Exception:
+                log.exception("event=snapshot_collect_failed")
+            await asyncio.sleep(3600)
 
     async def stop(self) -> None:
         self.retention.stopped = True
         if self._purging is not None:
             self._purging.cancel()
+        if self._collecting is not None:
+            self._collecting.cancel()
+        await self.logs.close()
         self.loop.stop()
         if self._task is not None:
             await self._task

@@ -207,6 +207,12 @@ class Config:
     default_qos: str = _key("SlurmliteDefaultQOS", "str", "normal")
     heartbeat_interval: float = _key("SlurmliteHeartbeatInterval", "fsec", 30.0)
     admin_users: list[str] = _key("SlurmliteAdminUsers", "list", factory=list)
+    # workload runs (slurmlite run): snapshot size cap, how long unreferenced snapshots and
+    # nodes' run logs are kept (s), and the QOS of each priority class ("CRITICAL=high,...")
+    snapshot_max_mb: int = _key("SlurmliteSnapshotMaxMB", "pos", 1024)
+    snapshot_keep: int = _key("SlurmliteSnapshotKeep", "sec", 7 * 86400)
+    run_log_keep: int = _key("SlurmliteRunLogKeep", "sec", 7 * 86400)
+    priority_class_qos: list[str] = _key("SlurmlitePriorityClassQOS", "list", factory=list)
     nodes: list[NodeConf] = field(default_factory=list)
     partitions: list[PartitionConf] = field(default_factory=list)
     gres: list[GresConf] = field(default_factory=list)  # gres.conf device lines

@@ -137,6 +137,9 @@ ESLURM_PLUGIN_NOT_LOADED = 8004
 
 # slurmlite's own codes (no Slurm equivalent), above Slurm's ranges
 SLURMLITE_CONFIG_INVALID = 9001
+SLURMLITE_NO_SUCH_RUN = 9002  # slurmlite get/logs of a run id that is not a run
+SLURMLITE_RUN_REFUSED = 9003  # a workload, snapshot or secret the controller cannot take
+SLURMLITE_NO_SUCH_SECRET = 9004
 
 NOT_SUPPORTED_YET = ESLURM_NOT_SUPPORTED  # code used by :func:`not_supported`
 
@@ -182,6 +185,9 @@ MESSAGES: dict[int, str] = {
     ESLURM_INVALID_FEATURE: "Invalid feature specification",
     ESLURM_NOT_SUPPORTED: "Requested operation not supported on this system",
     SLURMLITE_CONFIG_INVALID: "Invalid configuration file",
+    SLURMLITE_NO_SUCH_RUN: "No such run",
+    SLURMLITE_RUN_REFUSED: "Run refused",
+    SLURMLITE_NO_SUCH_SECRET: "No such secret",
     ESLURM_DISABLED: "Requested operation is presently disabled",
     ESLURM_DEPENDENCY: "Job dependency problem",
     ESLURM_BATCH_ONLY: "Only batch jobs are accepted or processed",
@@ -264,6 +270,8 @@ _STATUS: dict[int, int] = {
     ESLURM_RESERVATION_ACCESS: 403,
     # 404: no such job
     ESLURM_INVALID_JOB_ID: 404,
+    SLURMLITE_NO_SUCH_RUN: 404,
+    SLURMLITE_NO_SUCH_SECRET: 404,
     # 409: the object is in the wrong state for this
     ESLURM_ALREADY_DONE: 409,
     ESLURM_TRANSITION_STATE_NO_UPDATE: 409,

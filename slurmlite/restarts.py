@@ -15,6 +15,8 @@ one (nor matched by a ``grep Requeue`` of ``scontrol show job``):
 ``prolog:<node>``         the node's ``Prolog`` failed or timed out; the job
                           was requeued held (``JobHeldAdmin``)
 ``prolog_slurmctld``      the controller's ``PrologSlurmctld`` failed
+``retry:<exit code>``     a workload run failed and had retries left
+                          (``max_retries``, ``controller.runs.retries``)
 ========================  ==================================================
 
 Worked example: job 7 lost node n1, then its owner alice requeued it, then
@@ -35,14 +37,23 @@ limits: prolog failures, on a node or on the controller.
 
 from __future__ import annotations
 
-__all__ = ["KEEP", "NODE_FAIL", "PROLOG", "PROLOG_SLURMCTLD", "REQUEUE", "add_cause", "causes",
+__all__ = ["KEEP", "NODE_FAIL", "PROLOG", "PROLOG_SLURMCTLD", "REQUEUE", "RETRY", "add_cause", "causes",
            "launch_failures"]  # fmt: skip
 
 NODE_FAIL = "node_fail"
 REQUEUE = "requeue"
 PROLOG = "prolog"
 PROLOG_SLURMCTLD = "prolog_slurmctld"
-KINDS = (NODE_FAIL, REQUEUE, PROLOG, PROLOG_SLURMCTLD)
+RETRY = "retry"
+KINDS = (NODE_FAIL, REQUEUE, PROLOG, PROLOG_SLURMCTLD, RETRY)
+# how the run a restart ended shows in the job's history (``job_runs.state``); a retry's
+# is the state it failed with
+ENDED_AS = {
+    NODE_FAIL: "NODE_FAIL",
+    REQUEUE: "REQUEUED",
+    PROLOG: "FAILED",
+    PROLOG_SLURMCTLD: "FAILED",
+}
 _LAUNCH_FAILURES = (PROLOG, PROLOG_SLURMCTLD)
 KEEP = 64  # causes kept per job, the latest
 

@@ -29,6 +29,7 @@ from controller.api import (
     routes_jobops,
     routes_jobs,
     routes_priority,
+    routes_runs,
     routes_shares,
     routes_steps,
 )
@@ -36,6 +37,7 @@ from controller.api.deps import get_node, get_user
 from controller.api.fastsubmit import MAX_SUBMIT_BODY
 from controller.context import Controller
 from controller.jobs.submit_queue import SubmitQueue
+from controller.runs.snapshots import PART
 from slurmlite import errors
 from slurmlite.bodylimit import BodyLimit
 from slurmlite.errors import SlurmError, http_status
@@ -71,9 +73,15 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
     app.include_router(routes_accounts.router, dependencies=[Depends(get_user)])
     app.include_router(routes_priority.router, dependencies=[Depends(get_user)])
     app.include_router(routes_check.router, dependencies=[Depends(get_user)])
+    app.include_router(routes_runs.router, dependencies=[Depends(get_user)])
     app.include_router(routes_cluster.node_router, dependencies=[Depends(get_node)])
 
-    app.add_middleware(BodyLimit, limits={("POST", "/v1/jobs"): MAX_SUBMIT_BODY})
+    limits = {
+        ("POST", "/v1/jobs"): MAX_SUBMIT_BODY,
+        ("POST", "/v1/runs"): MAX_SUBMIT_BODY,
+        ("PUT", "/v1/snapshots/parts"): PART,
+    }
+    app.add_middleware(BodyLimit, limits=limits)
 
     problems.install(app)  # a 422 names the fields in plain words
 

@@ -31,6 +31,7 @@ from controller.jobs.node_scripts import drain_after, prolog_failed
 from controller.jobs.submit_keys import Attempt
 from controller.jobs.validate import SubmitPlan, SubmitValidator
 from controller.nodes.agent_client import AgentOrder
+from controller.runs.service import RETRIED, retry_failed
 from controller.sched.requeue import end_of_requeued_run
 from controller.steps.ends import SPECIAL, end_part, running_steps, step_state
 from controller.store import job_ids, job_query
@@ -225,6 +226,10 @@ class JobService:
                         )
             if rows:
                 s.execute(_JOBS.insert(), rows)
+            for i, job_id, req, plan, _values in numbered:
+                also = tries[i].with_job if tries[i] is not None else None  # type: ignore[union-attr]
+                if also is not None and plan.error is None and not req.test_only:
+                    also(s, job_id)
             if keys:
                 submit_keys.insert(s, keys)
                 self._purger.maybe(s, now)
@@ -482,6 +487,8 @@ class JobService:
                 row.state_desc = msg.detail
             else:
                 row.state, row.reason = final_state(status)
+                if row.state in RETRIED and retry_failed(s, row, now):
+                    return True  # a run with retries left: queued again (controller.runs)
                 if row.reason in (reasons.OUT_OF_MEMORY, reasons.RAISED_SIGNAL):
                     row.state_desc = None
         else:

@@ -34,6 +34,7 @@ a job of his own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, bindparam, delete, select
@@ -56,10 +57,13 @@ Owner = tuple[int, str]  # (uid, key)
 @dataclass(frozen=True)
 class Attempt:
     """What a submission says about its delivery: its key and its command's deadline
-    (Unix time), each None when not sent."""
+    (Unix time), each None when not sent.  ``with_job``: more rows to store in the
+    job's own transaction, given the new job's id (a workload run's row,
+    ``controller.runs.service``)."""
 
     key: str | None = None
     deadline: float | None = None
+    with_job: Callable[[Connection, int], None] | None = None
 
 
 def find(conn: Connection, owners: set[Owner]) -> dict[Owner, Answer]:

@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING
 
 from controller.steps.ends import step_state
 from controller.store.models import JobRow, StepRow
+from controller.store.models_runs import JobRunRow
 from slurmlite import reasons
-from slurmlite.restarts import add_cause, launch_failures
+from slurmlite.restarts import ENDED_AS, add_cause, launch_failures
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
@@ -51,7 +52,20 @@ def requeue_run(
 
     ``keep_batch_step``: the old run's processes are still being stopped and
     their agent will report how the batch step ended (a user's requeue);
-    otherwise the step is dropped (nothing will report it)."""
+    otherwise the step is dropped (nothing will report it).  The run that ends here is
+    kept in the job's history (``job_runs``: ``slurmlite get run`` lists it)."""
+    s.add(
+        JobRunRow(
+            job_id=row.id,
+            restart=row.restarts,
+            start_time=row.start_time,
+            end_time=row.end_time or now,
+            nodes=row.nodes,
+            state=ENDED_AS.get(cause, row.state),
+            exit_code=row.exit_code,
+            cause=f"{cause}:{detail}" if detail else cause,
+        )
+    )
     row.state, row.reason, row.flags = "PENDING", reasons.BEGIN_TIME, ""
     row.restarts += 1
     row.restart_causes = add_cause(row.restart_causes, cause, detail)

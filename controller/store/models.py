@@ -313,3 +313,7 @@ class LeaseRow(Base):
     socket: Mapped[str] = mapped_column(Text)
     started: Mapped[float] = mapped_column(Float)
     released: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+# the workload runs' tables (their own module; imported here so that the metadata has them)
+from controller.store import models_runs  # noqa: E402, F401

@@ -24,8 +24,9 @@ ALLOWED: dict[str, set[str]] = {
     "accounting": {"store", "auth", "nodes"},
     "steps": {"store", "auth", "nodes"},
     "sched": {"store", "auth", "nodes", "accounting", "steps"},
-    "jobs": {"store", "auth", "nodes", "accounting", "steps", "sched"},
-    "api": {"store", "auth", "nodes", "accounting", "steps", "sched", "jobs", "context"},
+    "runs": {"store", "auth", "nodes", "sched"},  # workload runs: a job's row, retries, logs
+    "jobs": {"store", "auth", "nodes", "accounting", "steps", "sched", "runs"},
+    "api": {"store", "auth", "nodes", "accounting", "steps", "sched", "runs", "jobs", "context"},
 }
 WIRING = {"context", "main"}  # top-level modules: may import any package
 

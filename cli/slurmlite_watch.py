@@ -1,0 +1,89 @@
+"""``slurmlite run --watch`` / ``slurmlite logs -f``: following a run from any host.
+
+``watch_run`` prints each change of the run's state (and attempt) on stderr
+and node 0's log of the current attempt on stdout as it grows, polling the
+controller (``GET /v1/runs/{id}`` and ``.../logs``, twice a second while
+output flows, up to once a second when idle).  When the run ends it prints
+the final state and returns the exit status: 0 only for COMPLETED, the
+command's exit code for a failure (1 if it had none, e.g. TIMEOUT).
+Ctrl-C stops the watching only; the run goes on.
+
+``follow_log`` prints a node's log of one attempt from an offset, until the
+run ends (``-f``) or once.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import click
+
+__all__ = ["exit_of", "follow_log", "watch_run"]
+
+
+def exit_of(run: dict[str, Any]) -> int:
+    if run["state"] == "COMPLETED":
+        return 0
+    code = run.get("exit_code") or 0
+    if code & 0xFF00:
+        return code >> 8
+    return 128 + (code & 0x7F) if code & 0x7F else 1
+
+
+def _chunk(client: Any, run_id: int, node: int, attempt: int, offset: int) -> tuple[str, int]:
+    answer = client.request(
+        "GET", f"/v1/runs/{run_id}/logs", query={"node": node, "attempt": attempt, "offset": offset}
+    )
+    return str(answer.get("data") or ""), int(answer.get("next") or offset)
+
+
+def follow_log(client: Any, run_id: int, node: int, attempt: int | None, follow: bool) -> None:
+    offset = 0
+    while True:
+        run = client.request("GET", f"/v1/runs/{run_id}")
+        which = run["attempt"] if attempt is None else attempt
+        data, offset = _chunk(client, run_id, node, which, offset)
+        if data:
+            sys.stdout.write(data)
+            sys.stdout.flush()
+        ended = run["ended"] or which != run["attempt"]
+        if not follow or (ended and not data):
+            return
+        if not data:
+            time.sleep(0.5)
+
+
+def watch_run(client: Any, run_id: int) -> int:
+    said = None
+    attempt, offset = -1, 0
+    try:
+        while True:
+            run = client.request("GET", f"/v1/runs/{run_id}")
+            where = ",".join(run["nodes"])
+            now = (run["state"], run["attempt"], where)
+            if now != said:
+                on = f" on {where}" if where else ""
+                click.echo(f"run {run_id}: {run['state']}{on} (attempt {run['attempt']})", err=True)
+                said = now
+            if run["attempt"] != attempt:
+                attempt, offset = run["attempt"], 0
+            data = ""
+            if run["nodes"]:
+                data, offset = _chunk(client, run_id, 0, attempt, offset)
+                if data:
+                    sys.stdout.write(data)
+                    sys.stdout.flush()
+            if run["ended"] and not data:
+                status = exit_of(run)
+                click.echo(f"run {run_id}: ended {run['state']}, exit status {status}", err=True)
+                return status
+            if not data:
+                time.sleep(0.5)
+    except KeyboardInterrupt:
+        click.echo(
+            f"\nslurmlite: stopped watching; run {run_id} goes on (slurmlite cancel {run_id} stops it)",
+            err=True,
+        )
+        return 130

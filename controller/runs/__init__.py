@@ -1,0 +1,1 @@
+"""Workload runs on the controller: runs, their retries, code snapshots, secrets, logs."""
