@@ -181,6 +181,7 @@ def bench_cluster(
     store_url: str | None = None,
     nodelist: str = NODELIST,
     extra_conf: tuple[str, ...] = (),
+    gpus_per_node: int = 0,
 ) -> Iterator[BenchCluster]:
     """Start a cluster (2 nodes unless ``nodelist`` says) in a fresh temp dir; always stop
     it and remove the dir."""
@@ -193,6 +194,7 @@ def bench_cluster(
         cluster_name="bench",
         store_url=store_url,
         extra_conf=extra_conf,
+        gpus_per_node=gpus_per_node,
     )
     work = base / "work"
     work.mkdir(mode=0o777)

@@ -16,6 +16,8 @@ Benchmarks, cheapest first (``--only`` takes these names)::
     array_drain a 10,000-task array of true (300 with --quick), also with slurmctld SIGKILLed
                 halfway: submit ms, tasks/s, controller RSS, every index ran once
     dep_chain   an afterok chain of 1,000 true jobs (20 with --quick): ms per link
+    workload    slurmlite run of a 2-node workload with a 50 MB snapshot (5 MB with --quick),
+                new and unchanged: command to every node running
 
 Each prints its figures, with how they were measured and what real Slurm
 22.05 measured on this kind of machine (the issue's reference); the summary
@@ -53,6 +55,7 @@ from bench.steps import steps
 from bench.store_growth import growth
 from bench.throughput import api, end_to_end
 from bench.wakeup import wakeup
+from bench.workload_start import workload_start
 
 Benchmark = Callable[[bool, Callable[[str], None]], list[Figure]]
 
@@ -68,6 +71,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "growth": growth,
     "dep_chain": dep_chain,
     "array_drain": array_drain,
+    "workload": lambda quick, log: workload_start(5 if quick else 50, 1 if quick else 3, log),
 }
 
 # figure key -> the Slurm 22.05 column of the summary table
@@ -93,6 +97,8 @@ REFERENCE = {
     "growth-sacct-user": "-",
     "growth-squeue": "-",
     "dep-chain": "-",
+    "run-new-snapshot": "- (Slurm moves no code)",
+    "run-same-snapshot": "- (Slurm moves no code)",
 }
 
 

@@ -17,7 +17,8 @@ as the run's user, inside the job's allocation.  Each, in order:
    (``$TMPDIR/slurmlite-run-<job>.<attempt>.<node rank>/code``, the user's);
 4. builds or reuses the environment (``slurmlite.workload.envs``);
 5. asks the controller for the run's secrets and MLflow run id (only the
-   owner's running run gets them) and exports them;
+   owner's running run gets them) and exports them (``MLFLOW_RUN_ID``); node 0
+   records the attempt in MLflow (``slurmlite.workload.tracking``);
 6. runs ``bash -c "$SLURMLITE_COMMAND"`` in ``CODE_SOURCE_PATH``, waits for it
    (signals reach it from the step's process group), removes the attempt's
    folder and exits with the command's status (128 + N for signal N) -- but 0
@@ -39,9 +40,11 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from typing import Any
 
 from slurmlite import errors
 from slurmlite.errors import SlurmError
+from slurmlite.workload import tracking
 
 __all__ = ["node_run"]
 
@@ -112,14 +115,29 @@ def node_run() -> None:
     home.mkdir(mode=0o700)
     code = home / "code"
     try:
-        _prepare(env, job, code)
-        status = _run(env, code)
+        extra = _prepare(env, job, code)
+        mlflow_run = extra.get("mlflow_run_id") if rank == "0" else None
+        if mlflow_run:
+            tracking.attempt_started(mlflow_run, attempt, env.get("SLURM_JOB_NODELIST", ""))
+        status, stopped = _run(env, code)
+        if mlflow_run:
+            failed = not stopped and status != 0
+            how = "STOPPED" if stopped else f"FAILED exit {status}" if failed else "COMPLETED"
+            last = not failed or extra.get("retries", 0) >= extra.get("max_retries", 0)
+            log = (
+                f"{env['SLURMLITE_LOG_DIR']}/attempt{attempt}.log"
+                if "SLURMLITE_LOG_DIR" in env
+                else None
+            )
+            sys.stdout.flush()
+            tracking.attempt_ended(mlflow_run, attempt, how, log, last)
     finally:
         shutil.rmtree(home, ignore_errors=True)
     sys.exit(status)
 
 
-def _prepare(env: dict[str, str], job: str, code: Path) -> None:
+def _prepare(env: dict[str, str], job: str, code: Path) -> dict[str, Any]:
+    """Snapshot, secrets, environment (steps 3-5); the controller's ``node-env`` answer."""
     from cli.client import ControllerClient
 
     client = ControllerClient.from_env("slurmlite")
@@ -154,10 +172,12 @@ def _prepare(env: dict[str, str], job: str, code: Path) -> None:
             _fail(f"the environment could not be built:\n{e}")
         env["VIRTUAL_ENV"] = str(venv)
         env["PATH"] = f"{venv}/bin:{env.get('PATH', '')}"
+    return extra
 
 
-def _run(env: dict[str, str], code: Path) -> int:
-    """The command's exit status; 0 when it died of a SIGTERM this node was sent too.
+def _run(env: dict[str, str], code: Path) -> tuple[int, bool]:
+    """The command's exit status, and whether the step stopped it: 0 (and True) when it
+    died of a SIGTERM this node was sent too.
 
     The step's tasks are stopped with SIGTERM when another node's command failed
     (``srun -K``) or the run was cancelled or ran out of time: the controller
@@ -173,5 +193,5 @@ def _run(env: dict[str, str], code: Path) -> int:
     if status == -signal.SIGTERM and signal.SIGTERM in got:
         print("slurmlite: the command was stopped (SIGTERM): the run was cancelled, ran out "
               "of time, or another node's command failed", flush=True)  # fmt: skip
-        return 0
-    return 128 - status if status < 0 else status
+        return 0, True
+    return (128 - status if status < 0 else status), False

@@ -105,6 +105,7 @@ def _submit(client: Any, w: Any, path: str, dry_run: bool, watch: bool, key: str
     from slurmlite.config import load_config
     from slurmlite.idempotency import KEY_HEADER, new_key
     from slurmlite.sbatch_request import build_submit
+    from slurmlite.workload import tracking
     from slurmlite.workload.snapshot import SnapshotError, pack
     from slurmlite.workload.spec import WorkloadError
     from slurmlite.workload.translate import translate
@@ -137,7 +138,9 @@ def _submit(client: Any, w: Any, path: str, dry_run: bool, watch: bool, key: str
     finally:
         if tar_path:
             os.unlink(tar_path)
+    mlflow_run = tracking.create(w.experiment_name, w.mlflow_run_name or w.experiment_name, w.data)
     run = {
+        "mlflow_run_id": mlflow_run,
         "name": w.experiment_name,
         "spec": w.data,
         "idempotency_key": key,
@@ -145,13 +148,22 @@ def _submit(client: Any, w: Any, path: str, dry_run: bool, watch: bool, key: str
         "secrets": w.secrets,
         "max_retries": w.max_retries,
     }
-    answer = client.request(
-        "POST", "/v1/runs", {"job": cmd.fields, "run": run}, None, {KEY_HEADER: new_key()}, True
-    )
+    try:
+        answer = client.request(
+            "POST", "/v1/runs", {"job": cmd.fields, "run": run}, None, {KEY_HEADER: new_key()}, True
+        )
+    except BaseException:
+        if mlflow_run:
+            tracking.discard(mlflow_run)
+        raise
     run_id = int(answer["run_id"])
     click.echo(str(run_id))
     if answer.get("existing"):
         click.echo(f"{PROG}: idempotency key {key!r} already made run {run_id}", err=True)
+        if mlflow_run:
+            tracking.discard(mlflow_run)
+    elif mlflow_run:
+        tracking.tag_run_id(mlflow_run, run_id)
     if watch:
         from cli.slurmlite_watch import watch_run
 

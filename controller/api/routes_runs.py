@@ -49,6 +49,7 @@ class RunFields(BaseModel):
     snapshot: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
     secrets: dict[str, Annotated[str, Field(pattern=r"^[A-Za-z0-9_.\-/]{1,128}$")]] = {}
     max_retries: int = Field(default=3, ge=0, le=1000)
+    mlflow_run_id: str | None = Field(default=None, pattern=r"^[0-9A-Za-z_-]{1,64}$")
 
 
 class RunCreate(BaseModel):

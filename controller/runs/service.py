@@ -237,7 +237,12 @@ class RunService:
             if row is None:
                 raise SlurmError(errors.SLURMLITE_NO_SUCH_SECRET, f"secret {name} was deleted")
             values[var] = self.box.open(run.uid, name, row.value).decode()
-        return {"secrets": values, "mlflow_run_id": run.mlflow_run_id}
+        return {
+            "secrets": values,
+            "mlflow_run_id": run.mlflow_run_id,
+            "retries": run.retries,
+            "max_retries": run.max_retries,
+        }
 
     # ------------------------------------------------------------ secrets
 

@@ -228,27 +228,14 @@ def test_validation_errors_and_the_dry_run_submit_nothing(cluster, project):
     assert cluster.run("squeue -h -t all -o %i").stdout == before
 
 
-USER = "slurmlite-dave"
-
-
 @pytest.fixture(scope="module")
 def dave():  # type: ignore[no-untyped-def]
+    """Another user: ``nobody`` (no user is created: uids reused by parallel tests mislead)."""
     import pwd
-    import subprocess
 
     if os.geteuid() != 0:
-        pytest.skip("creating a second user needs root")
-    try:
-        pwd.getpwnam(USER)
-        created = False
-    except KeyError:
-        subprocess.run(["useradd", "-M", "-s", "/bin/sh", USER], check=True)
-        created = True
-    try:
-        yield pwd.getpwnam(USER)
-    finally:
-        if created:
-            subprocess.run(["userdel", USER], check=False)
+        pytest.skip("acting as another user needs root")
+    return pwd.getpwnam("nobody")
 
 
 def test_secrets_reach_the_run_and_nobody_else(cluster, project, dave):
@@ -271,7 +258,7 @@ def test_secrets_reach_the_run_and_nobody_else(cluster, project, dave):
 
     def as_dave(args: list[str]) -> tuple[int, str, str]:
         return run_as(dave, lambda a: main(a, prog_name="slurmlite"), args, "/tmp",
-                      cluster.env(HOME="/tmp", USER=USER))  # fmt: skip
+                      cluster.env(HOME="/tmp", USER="nobody"))  # fmt: skip
 
     for args in (["get", "run", str(run_id)], ["logs", str(run_id)], ["cancel", str(run_id)]):
         code, out, err = as_dave(args)
@@ -293,3 +280,39 @@ def test_cancel_stops_a_run(cluster, project):
     wait_for(lambda: get_run(cluster, run_id, project)["state"] == "CANCELLED", 30, "cancel")
     listed = slurmlite(cluster, "list runs --state CANCELLED", project).stdout
     assert str(run_id) in listed and "CANCELLED" in listed
+
+
+def test_mlflow_tracks_the_run_its_attempts_and_node_0s_log(cluster, project):
+    try:
+        from mlflow.tracking import MlflowClient
+    except ImportError:
+        if os.environ.get("SLURMLITE_REQUIRE_CLIENTS") == "1":
+            raise
+        pytest.skip("mlflow is not installed")
+    uri = f"sqlite:///{project}/mlflow.db"
+    text = YAML.replace("num_accelerators: 4", "num_accelerators: 4").replace(
+        "  python $CODE_SOURCE_PATH/train.py\n",
+        '  python -c "import os; from mlflow.tracking import MlflowClient as C; '
+        "C().log_metric(os.environ['MLFLOW_RUN_ID'], 'node' + os.environ['NODE_RANK'], 1)\"\n",
+    )
+    (project / "tracked.yaml").write_text(text)
+    r = slurmlite(
+        cluster, "run -f tracked.yaml --watch", project, timeout=240, MLFLOW_TRACKING_URI=uri
+    )
+    assert r.returncode == 0, r.stderr + r.stdout
+    run_id = int(r.stdout.splitlines()[0])
+    mlflow_id = get_run(cluster, run_id, project)["mlflow_run_id"]
+    os.environ["MLFLOW_TRACKING_URI"] = uri
+    try:
+        client = MlflowClient()
+        run = client.get_run(mlflow_id)
+        assert client.get_experiment(run.info.experiment_id).name == "gloo-yaml"
+        assert run.info.run_name == "gloo-yaml" and run.info.status == "FINISHED"
+        assert run.data.params["compute.num_accelerators"] == "4"
+        assert run.data.params["env_variables.GREETING"] == "hello"
+        assert run.data.tags["slurmlite.run_id"] == str(run_id)
+        assert run.data.tags["attempt.0"] == "COMPLETED"
+        assert set(run.data.metrics) == {"node0", "node1"}  # both nodes reached the same run
+        assert [a.path for a in client.list_artifacts(mlflow_id, "logs")] == ["logs/attempt0.log"]
+    finally:
+        del os.environ["MLFLOW_TRACKING_URI"]
