@@ -208,9 +208,14 @@ def create_app(state: AgentState) -> FastAPI:
     @app.post("/v1/logs", response_model=LogChunk, dependencies=ControllerSigned)
     async def run_log(body: LogAsk, st: State) -> LogChunk:
         """A chunk of this node's log of a run's attempt (``agent.runlogs``), for the controller."""
-        got = await asyncio.to_thread(
-            st.run_logs.read, body.job_id, body.attempt, body.uid, body.offset, body.limit
-        )
+        if body.path is not None:  # a batch job's output file (the controller names it)
+            got = await asyncio.to_thread(
+                st.run_logs.read_file, body.path, body.uid, body.offset, body.limit
+            )
+        else:
+            got = await asyncio.to_thread(
+                st.run_logs.read, body.job_id, body.attempt, body.uid, body.offset, body.limit
+            )
         return LogChunk(**got)
 
     add_step_routes(app)
@@ -223,6 +228,7 @@ class LogAsk(BaseModel):
     uid: int = Field(ge=0, le=2**32 - 1)
     offset: int = Field(ge=0, le=1 << 40)
     limit: int = Field(ge=1, le=1 << 20)
+    path: str | None = Field(default=None, max_length=4096, pattern=r"^/[^\x00]*$")
 
 
 class LogChunk(BaseModel):

@@ -9,7 +9,8 @@ tells the step where it is (``SLURMLITE_LOG_DIR``).  A step is a run's when
 its environment has ``SLURMLITE_COMMAND`` (the run's batch script exports it).
 
 ``read`` serves the controller (``POST /v1/logs``, signed by it): a chunk of
-an attempt's log from ``offset``, only when the file is a regular file owned
+an attempt's log from ``offset`` -- or, for a plain batch job, of the output
+file the controller names (``read_file``: ``slurmlite logs`` of any batch job) -- only when the file is a regular file owned
 by the run's user (opened without following a link: a user cannot make the
 agent read anything they could not read themselves).  Chunks end on a whole
 UTF-8 character, so text cut across two reads reads back whole.
@@ -54,7 +55,13 @@ class RunLogs:
         return str(path)
 
     def read(self, job_id: int, attempt: int, uid: int, offset: int, limit: int) -> dict[str, Any]:
-        path = self.job_dir(job_id) / f"attempt{attempt}.log"
+        return self.read_file(
+            str(self.job_dir(job_id) / f"attempt{attempt}.log"), uid, offset, limit
+        )
+
+    @staticmethod
+    def read_file(path: str, uid: int, offset: int, limit: int) -> dict[str, Any]:
+        """A chunk of ``path`` if it is a regular file owned by ``uid`` (module doc)."""
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:

@@ -2,7 +2,7 @@
 
     slurmlite list runs [--all-users] [--state S]...     (squeue for runs)
     slurmlite get run ID [--json]                         (sacct + scontrol show job)
-    slurmlite logs ID [--node N] [--attempt A] [--tail N] [-f]
+    slurmlite logs ID [--node N] [--attempt A] [--tail N] [-f]  (also of a plain batch job)
     slurmlite cancel ID...                                (scancel)
     slurmlite secret set NAME      (the value from standard input, never the command line)
     slurmlite secret list | delete NAME
@@ -114,45 +114,38 @@ def get_run(run_id: int, as_json: bool) -> None:
 @click.option("--tail", default=None, type=click.IntRange(0), help="Only the last N lines.")
 @click.option("-f", "--follow", is_flag=True, help="Keep printing while the run goes on.")
 def logs(run_id: int, node: int, attempt: int | None, tail: int | None, follow: bool) -> None:
-    """Print a node's output of a run's attempt (from any host)."""
+    """Print a node's output of a run's attempt, or a batch job's output (from any host)."""
     from cli.slurmlite_watch import follow_log
 
     def show(c: Any) -> None:
         if tail is None:
             follow_log(c, run_id, node, attempt, follow)
             return
-        text, offset = "", 0
+        text, offset, ended = "", 0, True
         while True:
             q = {"node": node, "attempt": attempt, "offset": offset}
             a = c.request("GET", f"/v1/runs/{run_id}/logs", query=q)
+            ended = bool(a.get("ended"))
             if not a["data"]:
                 break
             text, offset = text + a["data"], a["next"]
         lines = text.splitlines(keepends=True)
         sys.stdout.write("".join(lines[-tail:] if tail else []))
-        if follow:
-            run = c.request("GET", f"/v1/runs/{run_id}")
-            if not run["ended"]:
-                _follow_from(c, run_id, node, attempt, offset)
+        sys.stdout.flush()
+        while follow and not ended:  # then as it grows
+            a = c.request("GET", f"/v1/runs/{run_id}/logs", query={**q, "offset": offset})
+            ended = bool(a.get("ended"))
+            if a["data"]:
+                sys.stdout.write(a["data"])
+                sys.stdout.flush()
+                offset, ended = a["next"], False
+            else:
+                time.sleep(0.5)
 
     try:
         _call(show)
     except KeyboardInterrupt:
         sys.exit(130)
-
-
-def _follow_from(c: Any, run_id: int, node: int, attempt: int | None, offset: int) -> None:
-    while True:
-        q = {"node": node, "attempt": attempt, "offset": offset}
-        a = c.request("GET", f"/v1/runs/{run_id}/logs", query=q)
-        if a["data"]:
-            sys.stdout.write(a["data"])
-            sys.stdout.flush()
-            offset = a["next"]
-            continue
-        if c.request("GET", f"/v1/runs/{run_id}")["ended"]:
-            return
-        time.sleep(0.5)
 
 
 @click.command("cancel")

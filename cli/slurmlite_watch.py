@@ -32,24 +32,22 @@ def exit_of(run: dict[str, Any]) -> int:
     return 128 + (code & 0x7F) if code & 0x7F else 1
 
 
-def _chunk(client: Any, run_id: int, node: int, attempt: int, offset: int) -> tuple[str, int]:
-    answer = client.request(
-        "GET", f"/v1/runs/{run_id}/logs", query={"node": node, "attempt": attempt, "offset": offset}
-    )
-    return str(answer.get("data") or ""), int(answer.get("next") or offset)
+def _chunk(client: Any, run_id: int, node: int, attempt: int | None, offset: int) -> dict[str, Any]:
+    query = {"node": node, "attempt": attempt, "offset": offset}
+    return client.request("GET", f"/v1/runs/{run_id}/logs", query=query)  # type: ignore[no-any-return]
 
 
 def follow_log(client: Any, run_id: int, node: int, attempt: int | None, follow: bool) -> None:
+    """Print a node's log of ``attempt`` (None: the latest; a plain batch job: its output
+    file) from the start, then, with ``follow``, as it grows until the job has ended."""
     offset = 0
     while True:
-        run = client.request("GET", f"/v1/runs/{run_id}")
-        which = run["attempt"] if attempt is None else attempt
-        data, offset = _chunk(client, run_id, node, which, offset)
+        answer = _chunk(client, run_id, node, attempt, offset)
+        data, offset = str(answer.get("data") or ""), int(answer.get("next") or offset)
         if data:
             sys.stdout.write(data)
             sys.stdout.flush()
-        ended = run["ended"] or which != run["attempt"]
-        if not follow or (ended and not data):
+        if not follow or (answer.get("ended") and not data):
             return
         if not data:
             time.sleep(0.5)
@@ -71,7 +69,8 @@ def watch_run(client: Any, run_id: int) -> int:
                 attempt, offset = run["attempt"], 0
             data = ""
             if run["nodes"]:
-                data, offset = _chunk(client, run_id, 0, attempt, offset)
+                answer = _chunk(client, run_id, 0, attempt, offset)
+                data, offset = str(answer.get("data") or ""), int(answer.get("next") or offset)
                 if data:
                     sys.stdout.write(data)
                     sys.stdout.flush()

@@ -122,19 +122,23 @@ async def run_logs(
     offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=1 << 20)] = 1 << 20,
 ) -> dict[str, Any]:
-    which, nodes, uid = await asyncio.to_thread(ctl.runs.attempt_nodes, caller, run_id, attempt)
+    src = await asyncio.to_thread(ctl.runs.log_source, caller, run_id, attempt)
+    which, nodes, ended = src["attempt"], src["nodes"], src["ended"]
     if node >= len(nodes):
         if not nodes:  # not started yet: nothing to show, not an error
-            return {"node": None, "attempt": which, "data": "", "next": offset, "found": False}
+            return {"node": None, "attempt": which, "data": "", "next": offset, "found": False,
+                    "size": 0, "ended": ended}  # fmt: skip
         why = f"run {run_id} attempt {which} ran on {len(nodes)} node(s); --node is 0-based"
         raise SlurmError(errors.SLURMLITE_NO_SUCH_RUN, why)
     name = nodes[node]
     to = await asyncio.to_thread(ctl.nodes.address, name)
     if to is None:
         raise SlurmError(errors.ESLURM_INVALID_NODE_NAME, name)
-    ask = {"job_id": run_id, "attempt": which, "uid": uid, "offset": offset, "limit": limit}
+    ask = {"job_id": run_id, "attempt": which, "uid": src["uid"], "offset": offset, "limit": limit}
+    if "path" in src:
+        ask["path"] = src["path"]  # a plain batch job: its output file
     answer = await ctl.logs.read(to, ask)
-    return {"node": name, "attempt": which, **answer}
+    return {"node": name, "attempt": which, "ended": ended, **answer}
 
 
 # ------------------------------------------------------------------ snapshots

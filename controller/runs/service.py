@@ -39,6 +39,7 @@ from sqlalchemy.engine import Connection
 from controller.auth.callers import Caller, may_act_on, user_name
 from controller.runs.secrets import NAME, SecretBox
 from controller.runs.snapshots import SnapshotFiles
+from controller.sched.launch import output_paths
 from controller.sched.requeue import requeue_run
 from controller.store.db import Database
 from controller.store.models import JobRow
@@ -210,6 +211,28 @@ class RunService:
                     )
                 nodes = h.nodes
             return which, nodes.split(",") if nodes else [], run.uid
+
+    def log_source(self, caller: Caller, job_id: int, attempt: int | None) -> dict[str, Any]:
+        """Where ``slurmlite logs`` reads from: a run's attempt (its nodes, ``attempt``), or
+        a plain batch job's output file on its batch host (``path``); with the owner's uid
+        and whether the job has ended."""
+        with self.db.read() as s:
+            job = s.get(JobRow, job_id)
+            run = s.get(RunRow, job_id)
+            if job is None:
+                raise SlurmError(errors.SLURMLITE_NO_SUCH_RUN, f"run {job_id}")
+            if not may_act_on(caller, job.uid):
+                raise SlurmError(errors.ESLURM_ACCESS_DENIED, f"run {job_id} is {job.user}'s")
+            ended = job.state in _ENDED
+            if run is None:
+                if job.allocation or not job.batch_host:
+                    return {"nodes": [], "attempt": job.restarts, "uid": job.uid, "ended": ended}
+                path = output_paths(job, job.batch_host)[0]
+                nodes = [job.batch_host]
+                return {"nodes": nodes, "path": path, "uid": job.uid, "ended": ended,
+                        "attempt": job.restarts}  # fmt: skip
+        which, nodes, uid = self.attempt_nodes(caller, job_id, attempt)
+        return {"nodes": nodes, "attempt": which, "uid": uid, "ended": ended}
 
     def node_env(self, caller: Caller, job_id: int) -> dict[str, Any]:
         """What ``slurmlite node-run`` adds on a node of a running run: secrets, MLflow id.

@@ -316,3 +316,17 @@ def test_mlflow_tracks_the_run_its_attempts_and_node_0s_log(cluster, project):
         assert [a.path for a in client.list_artifacts(mlflow_id, "logs")] == ["logs/attempt0.log"]
     finally:
         del os.environ["MLFLOW_TRACKING_URI"]
+
+
+def test_logs_of_a_plain_batch_job_and_only_of_a_file_its_user_owns(cluster, project):
+    jid = cluster.submit("--wrap 'echo plain-out; echo second'", cwd=project)
+    assert cluster.wait_done(jid) == "COMPLETED"
+    r = slurmlite(cluster, f"logs {jid}", project)
+    assert r.returncode == 0 and r.stdout == "plain-out\nsecond\n", r.stderr
+    assert slurmlite(cluster, f"logs {jid} --tail 1", project).stdout == "second\n"
+    assert slurmlite(cluster, f"logs {jid} -f", project).stdout == "plain-out\nsecond\n"  # ended
+    out = project / f"slurm-{jid}.out"
+    out.unlink()
+    out.symlink_to("/etc/shadow")  # the agent must not read through a link for anyone
+    r = slurmlite(cluster, f"logs {jid}", project)
+    assert r.returncode == 0 and r.stdout == ""
