@@ -1,10 +1,9 @@
 """Job operations: submit, read, cancel, complete.
 
-Thin mechanism around the store: validation that needs the configuration,
-the transaction, and the orders for agents that follow from a change (e.g. a
-cancelled running job must be terminated on its node).  Policy questions —
-can this request ever fit, what priority does it get — are answered by the
-pure functions of ``slurmlite.scheduler``.
+Thin mechanism around the store: validation that needs the configuration, the transaction,
+and the orders for agents that follow from a change (e.g. a cancelled running job must be
+terminated on its node).  Policy questions — can this request ever fit, what priority does
+it get — are answered by the pure functions of ``slurmlite.scheduler``.
 
 Every transition keeps Slurm's state machine (spec §1.3): a running job that
 is cancelled or times out becomes CANCELLED/TIMEOUT *with* the COMPLETING
@@ -226,10 +225,7 @@ class JobService:
                         )
             if rows:
                 s.execute(_JOBS.insert(), rows)
-            for i, job_id, req, plan, _values in numbered:
-                also = tries[i].with_job if tries[i] is not None else None  # type: ignore[union-attr]
-                if also is not None and plan.error is None and not req.test_only:
-                    also(s, job_id)
+            submit_keys.with_jobs(s, numbered, tries)  # a run's row (Attempt.with_job)
             if keys:
                 submit_keys.insert(s, keys)
                 self._purger.maybe(s, now)

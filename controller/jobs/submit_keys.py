@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, select
 
@@ -64,6 +65,16 @@ class Attempt:
     key: str | None = None
     deadline: float | None = None
     with_job: Callable[[Connection, int], None] | None = None
+
+
+def with_jobs(conn: Connection, numbered: list[Any], tries: list[Attempt | None]) -> None:
+    """Write the extra rows of each job just stored (``Attempt.with_job``) in its
+    transaction; ``numbered``: ``JobService``'s (index, job id, request, plan, values)."""
+    for i, job_id, req, plan, _values in numbered:
+        attempt = tries[i]
+        if attempt is not None and attempt.with_job is not None:
+            if plan.error is None and not req.test_only:
+                attempt.with_job(conn, job_id)
 
 
 def find(conn: Connection, owners: set[Owner]) -> dict[Owner, Answer]:

@@ -330,3 +330,28 @@ def test_logs_of_a_plain_batch_job_and_only_of_a_file_its_user_owns(cluster, pro
     out.symlink_to("/etc/shadow")  # the agent must not read through a link for anyone
     r = slurmlite(cluster, f"logs {jid}", project)
     assert r.returncode == 0 and r.stdout == ""
+
+
+def test_ctrl_c_stops_the_watching_not_the_run(cluster, project):
+    import signal
+    import subprocess
+
+    text = YAML.replace("num_accelerators: 4", "num_accelerators: 2").replace(
+        "  python $CODE_SOURCE_PATH/train.py\n", "  echo watching-me; sleep 300\n"
+    )
+    (project / "watched.yaml").write_text(text)
+    proc = subprocess.Popen(
+        ["slurmlite", "run", "-f", "watched.yaml", "--watch"], cwd=project,
+        env=cluster.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        run_id = int(proc.stdout.readline())  # type: ignore[union-attr]
+        wait_for(lambda: "watching-me" in slurmlite(cluster, f"logs {run_id}", project).stdout, 60)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and f"run {run_id} goes on" in err, err
+    assert get_run(cluster, run_id, project)["state"] == "RUNNING"
+    assert slurmlite(cluster, f"cancel {run_id}", project).returncode == 0
+    wait_for(lambda: get_run(cluster, run_id, project)["state"] == "CANCELLED", 30, "cancel")
