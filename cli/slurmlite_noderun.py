@@ -14,7 +14,7 @@ as the run's user, inside the job's allocation.  Each, in order:
 3. fetches the code snapshot (``$SLURMLITE_SNAPSHOT``) from the controller a
    part at a time, with the user's own credentials, checks its SHA-256 and
    unpacks it into a fresh folder of this attempt
-   (``$TMPDIR/slurmlite-run-<job>.<attempt>.<node rank>/code``, the user's);
+   (``$TMPDIR/slurmlite-run-<job>.<attempt>.<node rank>-XXXXXX/code``, the user's);
 4. builds or reuses the environment (``slurmlite.workload.envs``);
 5. asks the controller for the run's secrets and MLflow run id (only the
    owner's running run gets them) and exports them (``MLFLOW_RUN_ID``); node 0
@@ -39,6 +39,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -108,11 +109,10 @@ def node_run() -> None:
     nodes = env.get("SLURM_STEP_NUM_NODES") or env.get("SLURM_NNODES") or "1"
     env.update(RUN_ID=job, ATTEMPT=str(attempt), NUM_NODES=nodes, NODE_RANK=rank)
     env["LOCAL_WORLD_SIZE"] = env.get("SLURMLITE_GPUS_PER_NODE", env.get("LOCAL_WORLD_SIZE", "1"))
-    tmp = Path(env.get("TMPDIR") or "/tmp")
-    for old in tmp.glob(f"slurmlite-run-{job}.*.{rank}"):  # an attempt that was killed
-        shutil.rmtree(old, ignore_errors=True)
-    home = tmp / f"slurmlite-run-{job}.{attempt}.{rank}"
-    home.mkdir(mode=0o700)
+    # a folder of its own (mkdtemp: 0700, never another's -- job ids repeat across clusters
+    # sharing a host); removed when the command ends
+    tmp = env.get("TMPDIR") or "/tmp"
+    home = Path(tempfile.mkdtemp(prefix=f"slurmlite-run-{job}.{attempt}.{rank}-", dir=tmp))
     code = home / "code"
     try:
         extra = _prepare(env, job, code)
