@@ -46,10 +46,9 @@ from typing import Any
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.workload import tracking
+from slurmlite.workload.snapshot import PART
 
 __all__ = ["node_run"]
-
-PART = 8 << 20
 
 
 def _fail(text: str) -> None:

@@ -61,10 +61,9 @@ def _upload(client: Any, path: str, sha: str, size: int) -> bool:
         f.seek(offset)
         while offset < size:
             data = f.read(part)
-            got = client.raw(
+            client.raw(
                 "PUT", "/v1/snapshots/parts", data, {"sha": sha, "offset": offset}, retry=False
             )
-            del got
             offset += len(data)
     client.request("POST", "/v1/snapshots/commit", {"sha": sha}, retry=True)
     return True

@@ -118,29 +118,7 @@ def logs(run_id: int, node: int, attempt: int | None, tail: int | None, follow: 
     from cli.slurmlite_watch import follow_log
 
     def show(c: Any) -> None:
-        if tail is None:
-            follow_log(c, run_id, node, attempt, follow)
-            return
-        text, offset, ended = "", 0, True
-        while True:
-            q = {"node": node, "attempt": attempt, "offset": offset}
-            a = c.request("GET", f"/v1/runs/{run_id}/logs", query=q)
-            ended = bool(a.get("ended"))
-            if not a["data"]:
-                break
-            text, offset = text + a["data"], a["next"]
-        lines = text.splitlines(keepends=True)
-        sys.stdout.write("".join(lines[-tail:] if tail else []))
-        sys.stdout.flush()
-        while follow and not ended:  # then as it grows
-            a = c.request("GET", f"/v1/runs/{run_id}/logs", query={**q, "offset": offset})
-            ended = bool(a.get("ended"))
-            if a["data"]:
-                sys.stdout.write(a["data"])
-                sys.stdout.flush()
-                offset, ended = a["next"], False
-            else:
-                time.sleep(0.5)
+        follow_log(c, run_id, node, attempt, follow, tail)
 
     try:
         _call(show)

@@ -37,20 +37,38 @@ def _chunk(client: Any, run_id: int, node: int, attempt: int | None, offset: int
     return client.request("GET", f"/v1/runs/{run_id}/logs", query=query)  # type: ignore[no-any-return]
 
 
-def follow_log(client: Any, run_id: int, node: int, attempt: int | None, follow: bool) -> None:
+def _write(data: str) -> None:
+    if data:
+        sys.stdout.write(data)
+        sys.stdout.flush()
+
+
+def follow_log(
+    client: Any, run_id: int, node: int, attempt: int | None, follow: bool, tail: int | None = None
+) -> None:
     """Print a node's log of ``attempt`` (None: the latest; a plain batch job: its output
-    file) from the start, then, with ``follow``, as it grows until the job has ended."""
-    offset = 0
-    while True:
+    file): all of it, or its last ``tail`` lines; then, with ``follow``, as it grows until
+    the job has ended."""
+    offset, kept = 0, ""
+    while True:  # what is there now
         answer = _chunk(client, run_id, node, attempt, offset)
         data, offset = str(answer.get("data") or ""), int(answer.get("next") or offset)
-        if data:
-            sys.stdout.write(data)
-            sys.stdout.flush()
-        if not follow or (answer.get("ended") and not data):
-            return
         if not data:
-            time.sleep(0.5)
+            break
+        if tail is None:
+            _write(data)
+        else:
+            kept += data
+    if tail is not None:
+        _write("".join(kept.splitlines(keepends=True)[-tail:] if tail else []))
+    while follow and not answer.get("ended"):  # then as it grows, drained once it ended
+        time.sleep(0.5)
+        while True:
+            answer = _chunk(client, run_id, node, attempt, offset)
+            data, offset = str(answer.get("data") or ""), int(answer.get("next") or offset)
+            _write(data)
+            if not data:
+                break
 
 
 def watch_run(client: Any, run_id: int) -> int:

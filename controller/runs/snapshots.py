@@ -27,9 +27,10 @@ import os
 import re
 from pathlib import Path
 
+from slurmlite.workload.snapshot import PART
+
 __all__ = ["PART", "SHA", "SnapshotFiles"]
 
-PART = 8 << 20
 SHA = re.compile(r"[0-9a-f]{64}")
 
 

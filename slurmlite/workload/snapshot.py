@@ -30,9 +30,10 @@ import tarfile
 from pathlib import Path
 from typing import BinaryIO
 
-__all__ = ["ALWAYS_LEFT_OUT", "SnapshotError", "pack", "sha256_file"]
+__all__ = ["ALWAYS_LEFT_OUT", "PART", "SnapshotError", "pack", "sha256_file"]
 
 ALWAYS_LEFT_OUT = (".git", "__pycache__")
+PART = 8 << 20  # bytes of a snapshot per request, up and down (controller.runs.snapshots)
 _CHUNK = 1 << 20
 
 

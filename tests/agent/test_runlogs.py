@@ -28,7 +28,12 @@ def test_only_a_regular_file_of_the_run_s_user_is_read(tmp_path):
     folder = logs.prepare(8, os.getuid(), os.getgid())
     (tmp_path / "secret").write_text("not yours")
     os.symlink(tmp_path / "secret", f"{folder}/attempt0.log")
-    assert logs.read(8, 0, os.getuid(), 0, 100) == {"found": False, "data": "", "next": 0, "size": 0}
+    assert logs.read(8, 0, os.getuid(), 0, 100) == {
+        "found": False,
+        "data": "",
+        "next": 0,
+        "size": 0,
+    }
     os.unlink(f"{folder}/attempt0.log")
     with open(f"{folder}/attempt0.log", "w") as f:
         f.write("mine")
