@@ -99,6 +99,9 @@ class BackfillParams:
     bf_job_part_count_reserve: int = 0  # reservations per partition (0 = every job)
     bf_continue: bool = False  # accepted; a pure pass never yields its locks
     bf_whole_node_reserve: bool = False  # slurmlite's key: Slurm-identical reservations
+    # slurmlite's key: bf_estimates=no skips the expected start of a job that will reserve
+    # nothing (only whether it starts now is asked); the trace replay needs starts only
+    bf_estimates: bool = True
 
     @classmethod
     def from_policy(cls, policy: Policy) -> BackfillParams:
@@ -115,6 +118,7 @@ class BackfillParams:
             bf_job_part_count_reserve=_int(p, "bf_job_part_count_reserve", 0, 0, 100_000),
             bf_continue="bf_continue" in p,
             bf_whole_node_reserve=whole in ("yes", "y", "1", "true", ""),
+            bf_estimates=str(p.get("bf_estimates", "yes")).strip().lower() not in ("no", "0"),
         )
 
 
@@ -141,7 +145,7 @@ def backfill_pass(snapshot: Snapshot, policy: Policy) -> Plan:
             continue
         walk.tested += 1
         walk.per_user[job.user] = walk.per_user.get(job.user, 0) + 1
-        fit = walk.earliest(job)
+        fit = walk.earliest(job, None if walk.may_reserve(job) else snapshot.now)
         if fit is None:
             continue
         when, placement = fit
@@ -161,7 +165,9 @@ def backfill_pass(snapshot: Snapshot, policy: Policy) -> Plan:
 
 def duration_of(job: PendingJob, resolution: int) -> float:
     """Seconds ``job`` occupies in the map: its time limit rounded up (UNLIMITED = a year)."""
-    seconds = YEAR if job.time_limit is None else job.time_limit * 60.0
+    # round(): the simulator passes second-grained limits as fractional minutes, and
+    # 31 / 60 * 60 is 31.000000000000004 (which would round up to 32 s at bf_resolution=1)
+    seconds = YEAR if job.time_limit is None else round(job.time_limit * 60.0, 6)
     return round_up(max(seconds, 1.0), resolution)
 
 
@@ -341,8 +347,16 @@ class _Walk:
             bool(wanted),
         )
 
-    def earliest(self, job: PendingJob) -> tuple[float, Start] | None:
-        """The earliest start of ``job`` and its placement then, or None (never fits)."""
+    def may_reserve(self, job: PendingJob) -> bool:
+        """Whether ``job``'s expected start is wanted: it may reserve, or estimates are on."""
+        if self.params.bf_estimates:
+            return True
+        limit = self.params.bf_job_part_count_reserve
+        return not limit or self.reserved_in.get(job.partition, 0) < limit
+
+    def earliest(self, job: PendingJob, latest: float | None = None) -> tuple[float, Start] | None:
+        """The earliest start of ``job`` and its placement then, or None (never fits, or
+        not by ``latest``)."""
         request = self._request(job)
         if request is None:
             return None
@@ -354,6 +368,8 @@ class _Walk:
         )
         window, virtual = self.timeline.window, self.timeline.view
         for when, open_ids in starts:
+            if latest is not None and when > latest:
+                return None
             end = when + duration
             if shape.nodes_min == 1 and not wanted:
                 # One node that holds the whole job is what select_nodes picks when it

@@ -46,6 +46,11 @@ SCHEDULER_TYPES: Mapping[str, str] = {
 PRIORITY_TYPES: Mapping[str, str] = {
     "priority/basic": "slurmlite.scheduler.priority:basic_priority",
     "priority/multifactor": "slurmlite.scheduler.priority:multifactor_priority",
+    # queue orders of a scheduling course (orders.py); slurmlite simulate --order
+    "priority/sjf": "slurmlite.scheduler.orders:sjf_priority",
+    "priority/ljf": "slurmlite.scheduler.orders:ljf_priority",
+    "priority/smallest": "slurmlite.scheduler.orders:smallest_priority",
+    "priority/largest": "slurmlite.scheduler.orders:largest_priority",
 }
 
 _BACKFILL = "sched/backfill"  # a main pass, then backfill: its plans carry estimates

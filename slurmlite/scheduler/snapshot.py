@@ -120,7 +120,8 @@ class PendingJob:
     gpus_per_node: int = 0
     gpus_total: int | None = None
     gpu_type: str | None = None
-    time_limit: int | None = None  # minutes, None = UNLIMITED
+    # minutes, None = UNLIMITED; the trace replay passes fractional minutes (estimate / 60)
+    time_limit: float | None = None
     req_nodes: tuple[str, ...] = ()
     exc_nodes: tuple[str, ...] = ()
     exclusive: bool = False
