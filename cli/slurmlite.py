@@ -12,6 +12,7 @@
     slurmlite run --file F [--watch] [--override K=V] [--dry-run] (cli.slurmlite_run)
     slurmlite list runs | get run ID | logs ID | cancel ID    (cli.slurmlite_runs)
     slurmlite secret set|list|delete                          (cli.slurmlite_runs)
+    slurmlite simulate TRACE.swf [--policy P] [--compare P ...] (cli.slurmlite_simulate)
 
 Examples::
 
@@ -33,6 +34,7 @@ from cli.slurmlite_explain import explain
 from cli.slurmlite_keys import keys
 from cli.slurmlite_run import run
 from cli.slurmlite_runs import cancel, get_group, list_group, logs, secret
+from cli.slurmlite_simulate import simulate
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -146,6 +148,7 @@ main.add_command(get_group)
 main.add_command(logs)
 main.add_command(cancel)
 main.add_command(secret)
+main.add_command(simulate)
 
 
 @main.command("node-run", hidden=True)

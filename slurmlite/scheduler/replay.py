@@ -269,8 +269,8 @@ class Replay:
             self._free(job_id)
 
     def _free(self, job_id: int) -> None:
-        live = self.live[job_id]
-        if live.done:
+        live = self.live.get(job_id)
+        if live is None or live.done:  # ended before its estimate, or freed already
             return
         live.done = True
         del self.running[job_id]
@@ -314,7 +314,8 @@ class Replay:
                 job.user,
                 job.group,
                 live.resources,
-            )  # fmt: skip
+                job.killed,
+            )
         )
 
     # -- one pass ----------------------------------------------------------------
@@ -362,8 +363,9 @@ class Replay:
         if not self.pending or not self.dirty:
             return
         self.dirty = False
-        if self.model is not None:
-            self._reprioritize()
+        if self.model is not None and not self._prioritized():
+            self.freed, self.arrived = False, []
+            return
         jobs = self._candidates(self.setup.prune)
         self.freed, self.arrived = False, []
         if jobs is not None:
@@ -374,8 +376,8 @@ class Replay:
         if not self.pending or not self.bf_dirty or self.setup.backfill is None:
             return
         self.bf_dirty = False
-        if self.model is not None:
-            self._reprioritize()
+        if self.model is not None and not self._prioritized():
+            return
         jobs = self._candidates("none")
         if jobs is not None:
             self._run(self.setup.backfill, jobs)
@@ -413,6 +415,17 @@ class Replay:
         if self.model is not None:
             self.model.started(job, now)
         self.sink.started(job_id, now)
+
+    def _prioritized(self) -> bool:
+        """Bring priorities up to date before a pass; False: no waiting job fits the free
+        CPUs, so no pass (nor recalculation: order matters only to a pass that can start
+        something, and only among two jobs or more)."""
+        free = self.procs - self.busy
+        if all(r.ntasks > free for r, _ in self.pending.values()):  # type: ignore[operator]
+            return False
+        if len(self.pending) > 1:
+            self._reprioritize()
+        return True
 
     def _reprioritize(self) -> None:
         assert self.model is not None

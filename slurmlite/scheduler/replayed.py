@@ -27,6 +27,7 @@ class JobRecord:
     user: int = -1
     group: int = -1
     resources: tuple[tuple[int, int], ...] = ()
+    killed: bool = False  # stopped at its estimate (``user`` estimates)
 
     @property
     def wait(self) -> float:

@@ -35,6 +35,7 @@ the line.  ``.gz`` files are read through gzip.
 from __future__ import annotations
 
 import gzip
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,7 @@ class TraceJob:
     queue: int = -1
     logged_wait: float = -1.0  # field 3: only to compare with the logged schedule
     placeholder: bool = False
+    killed: bool = False  # ``user`` mode: the log's run time passed the estimate
 
 
 @dataclass(frozen=True)
@@ -80,15 +82,6 @@ def _number(text: str, line_no: int) -> float:
         raise TraceError(f"line {line_no}: {text!r} is not a number") from None
 
 
-def _lines(path: Path) -> Iterator[str]:
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="ascii", errors="replace") as f:
-            yield from f
-    else:
-        with path.open(encoding="ascii", errors="replace") as f:
-            yield from f
-
-
 def convert(fields: list[float], machine: int, estimates: str) -> TraceJob:
     """One data line's numbers -> a ``TraceJob`` (the rules in the module doc)."""
     job_id, submit, wait, run, alloc = (fields[0], fields[1], fields[2], fields[3], fields[4])
@@ -106,39 +99,101 @@ def convert(fields: list[float], machine: int, estimates: str) -> TraceJob:
     if estimates == "nokill":
         return TraceJob(int(job_id), submit, run, max(requested, run), procs, **common)
     estimate = max(requested, run, 1.0)
-    return TraceJob(int(job_id), submit, max(min(requested, run), 1.0), estimate, procs, **common)
+    simulated = max(min(requested, run), 1.0)
+    return TraceJob(
+        int(job_id), submit, simulated, estimate, procs, killed=simulated < run, **common
+    )
 
 
-def read_trace(path: str | Path, estimates: str = "user", procs: int | None = None) -> Trace:
-    """Read ``path`` (SWF, optionally gzipped); ``procs`` overrides the machine size."""
-    if estimates not in ESTIMATE_MODES:
-        raise TraceError(
-            f"unknown estimate mode {estimates!r} (use one of {', '.join(ESTIMATE_MODES)})"
-        )
-    path = Path(path)
-    header: dict[str, str] = {}
-    rows: list[tuple[int, list[float]]] = []
-    try:
-        for line_no, line in enumerate(_lines(path), 1):
+class TraceStream:
+    """An SWF file read as it is replayed: the header at once, the jobs one by one.
+
+    ``procs`` is the machine size (``MaxProcs``, else ``MaxNodes``, else the
+    caller's); ``jobs()`` yields each job converted, in file order, and can be
+    called once.  ``fraction`` is how much of the file has been read (for a
+    progress bar).  Memory does not grow with the file.
+    """
+
+    def __init__(self, path: str | Path, estimates: str = "user", procs: int | None = None):
+        if estimates not in ESTIMATE_MODES:
+            raise TraceError(
+                f"unknown estimate mode {estimates!r} (use one of {', '.join(ESTIMATE_MODES)})"
+            )
+        self.path = Path(path)
+        self.estimates = estimates
+        self.header: dict[str, str] = {}
+        try:
+            self._raw = self.path.open("rb")
+            self._size = max(1, self.path.stat().st_size)
+            stream = gzip.open(self._raw) if self.path.suffix == ".gz" else self._raw
+            self._text = io.TextIOWrapper(stream, encoding="ascii", errors="replace")
+        except OSError as e:
+            raise TraceError(f"cannot read {path}: {e.strerror or e}") from None
+        self._line_no = 0
+        self._first: str | None = None  # the first data line, read with the header
+        self._read_header()
+        machine = procs or _machine_size(self.header)
+        if machine is None or machine <= 0:
+            self.close()
+            raise TraceError(f"{path}: no MaxProcs or MaxNodes in the header (give --procs N)")
+        self.procs = machine
+
+    @property
+    def fraction(self) -> float:
+        try:
+            return min(1.0, self._raw.tell() / self._size)
+        except (OSError, ValueError):
+            return 1.0
+
+    def _next_line(self) -> str | None:
+        try:
+            line = self._text.readline()
+        except (OSError, EOFError, gzip.BadGzipFile) as e:
+            raise TraceError(f"cannot read {self.path}: {e}") from None
+        if not line:
+            return None
+        self._line_no += 1
+        return line
+
+    def _read_header(self) -> None:
+        while (line := self._next_line()) is not None:
             text = line.strip()
             if not text:
                 continue
-            if text.startswith(";"):
-                key, sep, value = text[1:].partition(":")
-                if sep:
-                    header.setdefault(key.strip(), value.strip())
-                continue
-            parts = text.split()
-            if len(parts) < FIELDS:
-                raise TraceError(f"line {line_no}: {len(parts)} fields, SWF has {FIELDS}")
-            rows.append((line_no, [_number(p, line_no) for p in parts[:FIELDS]]))
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
-        raise TraceError(f"cannot read {path}: {e}") from None
-    machine = procs or _machine_size(header)
-    if machine is None or machine <= 0:
-        raise TraceError(f"{path}: no MaxProcs or MaxNodes in the header (give --procs N)")
-    jobs = tuple(convert(fields, machine, estimates) for _, fields in rows)
-    return Trace(machine, jobs, header, str(path))
+            if not text.startswith(";"):
+                self._first = text
+                return
+            key, sep, value = text[1:].partition(":")
+            if sep:
+                self.header.setdefault(key.strip(), value.strip())
+
+    def jobs(self) -> Iterator[TraceJob]:
+        """Every job of the file, converted (``convert``), in file order."""
+        text, machine, mode = self._first, self.procs, self.estimates
+        self._first = None
+        try:
+            while text is not None:
+                if text and not text.startswith(";"):
+                    parts = text.split()
+                    if len(parts) < FIELDS:
+                        raise TraceError(
+                            f"line {self._line_no}: {len(parts)} fields, SWF has {FIELDS}"
+                        )
+                    fields = [_number(p, self._line_no) for p in parts[:FIELDS]]
+                    yield convert(fields, machine, mode)
+                line = self._next_line()
+                text = None if line is None else line.strip()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+def read_trace(path: str | Path, estimates: str = "user", procs: int | None = None) -> Trace:
+    """Read all of ``path`` (SWF, optionally gzipped); ``procs`` overrides the machine size."""
+    stream = TraceStream(path, estimates, procs)
+    return Trace(stream.procs, tuple(stream.jobs()), stream.header, str(path))
 
 
 def _machine_size(header: dict[str, str]) -> int | None:
