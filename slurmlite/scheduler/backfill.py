@@ -43,8 +43,15 @@ that fits on one node is placed by reading the open nodes' free amounts
 rather than building them all (``_best_single``, same choice as
 ``select.select_nodes``); what depends only on the request (shape, memory
 rule, domain, gap index) is worked out once per distinct request
-(``_Request``); and a spread job is not placed at a moment when the open
-nodes together lack its tasks or GPUs (``_may_hold``).  Measured on a 2-core
+(``_Request``; its shape, memory rule and shares from pass to pass,
+``_shares``); a spread job is not placed at a moment when the open
+nodes together lack its tasks or GPUs (``_may_hold``).  When only "can it
+start now?" is asked (``bf_estimates=no`` past the partition's reservations)
+no gap index is swept: the nodes open now are read from their profiles at
+``now`` and at their reservations' starts (``Timeline.holds_from_now``),
+the same nodes the sweep would find.  The map itself is only drawn once a
+job is examined, and ``SchedulerParameters`` are read once per mapping
+(``BackfillParams.from_policy``).  Measured on a 2-core
 machine (``python -m bench.run --only schedpass``), 1,000 nodes x 8 GPUs,
 2,000 running and 10,000 pending jobs: about 0.1 s for the pass with
 ``bf_max_job_test=500`` and about 1 s with every job examined.
@@ -71,7 +78,7 @@ from slurmlite.scheduler.select import (
     place,
 )
 from slurmlite.scheduler.snapshot import NodeView, PendingJob, Plan, Policy, Snapshot, Start
-from slurmlite.scheduler.timeline import YEAR, GapIndex, Share, ShareFn, Timeline, round_up
+from slurmlite.scheduler.timeline import YEAR, Share, ShareFn, Timeline, round_up
 
 #: Main-pass reasons of jobs backfill may still start (the others wait for their own cause).
 BACKFILLABLE = frozenset({RESOURCES, PRIORITY, REQ_NODE_NOT_AVAIL})
@@ -105,7 +112,21 @@ class BackfillParams:
 
     @classmethod
     def from_policy(cls, policy: Policy) -> BackfillParams:
+        """Read from ``policy.scheduler_parameters`` (the answer for one mapping is kept
+        while the mapping stays equal to what was read: every pass asks it)."""
         p = policy.scheduler_parameters
+        seen = _PARAMS_READ.get(id(p))
+        if seen is not None and seen[0] is p and seen[1] == p and cls is BackfillParams:
+            return seen[2]
+        params = cls._read(p)
+        if cls is BackfillParams:
+            if len(_PARAMS_READ) >= 16:
+                _PARAMS_READ.clear()
+            _PARAMS_READ[id(p)] = (p, dict(p), params)
+        return params
+
+    @classmethod
+    def _read(cls, p: Mapping[str, str]) -> BackfillParams:
         interval = _int(p, "bf_interval", cls.bf_interval, -1, 10800)
         whole = str(p.get("bf_whole_node_reserve", "no")).strip().lower()
         return cls(
@@ -122,6 +143,11 @@ class BackfillParams:
         )
 
 
+#: id(mapping) -> (the mapping, a copy of it, what it reads as): ``from_policy``'s memo
+#: (the mapping itself is held, so its id names no other object while it is here)
+_PARAMS_READ: dict[int, tuple[Mapping[str, str], dict[str, str], BackfillParams]] = {}
+
+
 def backfill_pass(snapshot: Snapshot, policy: Policy) -> Plan:
     """The main pass, then the backfill walk over what is still pending (see module doc)."""
     params = BackfillParams.from_policy(policy)
@@ -132,29 +158,36 @@ def backfill_pass(snapshot: Snapshot, policy: Policy) -> Plan:
         return plan
     walk = _Walk(snapshot, policy, params, plan)
     started = set(plan.started_ids)
+    reasons, now, per_user = plan.reasons, snapshot.now, walk.per_user
+    max_test, max_user, max_start = (
+        params.bf_max_job_test,
+        params.bf_max_job_user,
+        params.bf_max_job_start,
+    )
     for job in order:
-        if walk.tested >= params.bf_max_job_test:
+        if walk.tested >= max_test:
             break
-        if job.job_id in started or plan.reasons.get(job.job_id) not in BACKFILLABLE:
+        job_id = job.job_id
+        if job_id in started or reasons.get(job_id) not in BACKFILLABLE:
             continue
-        if params.bf_max_job_user and walk.per_user.get(job.user, 0) >= params.bf_max_job_user:
+        if max_user and per_user.get(job.user, 0) >= max_user:
             continue
         reason = tracker.reason(job)
         if reason is not None:
-            plan.reasons[job.job_id] = reason
+            reasons[job_id] = reason
             continue
         walk.tested += 1
-        walk.per_user[job.user] = walk.per_user.get(job.user, 0) + 1
-        fit = walk.earliest(job, None if walk.may_reserve(job) else snapshot.now)
+        per_user[job.user] = per_user.get(job.user, 0) + 1
+        fit = walk.earliest(job, None if walk.may_reserve(job) else now)
         if fit is None:
             continue
         when, placement = fit
-        if when <= snapshot.now:
-            if params.bf_max_job_start and walk.started >= params.bf_max_job_start:
+        if when <= now:
+            if max_start and walk.started >= max_start:
                 break  # Slurm ends the cycle here
             reason = tracker.reason(job, placement)
             if reason is not None:  # the placement itself breaks a limit (whole-node memory)
-                plan.reasons[job.job_id] = reason
+                reasons[job_id] = reason
                 continue
             walk.start(job, placement)
             tracker.charge(job, placement)
@@ -205,6 +238,24 @@ def _share(job: PendingJob, shape: Shape, rule: MemRule, whole_job: bool) -> tup
     return (cpus, gpus, rule.kind, rule.amount, job.exclusive), share
 
 
+#: What ``_shares`` makes of a request: shape, memory rule, per-node share and, when
+#: the job may also fit on one node, the whole-job share.
+_Shares = tuple[Shape, MemRule, tuple[object, ShareFn], tuple[object, ShareFn] | None]
+#: ``_shares`` by (``_Walk._request``'s key, DefMemPerCPU, DefMemPerGPU): the answer
+#: reads nothing else, so it is kept from pass to pass (cleared when it grows large)
+_SHARES: dict[tuple[object, ...], _Shares] = {}
+
+
+def _shares(job: PendingJob, policy: Policy) -> _Shares:
+    """The parts of a request that depend on the request alone (and the memory defaults)."""
+    shape, rule = job_shape(job), memory_rule(job, policy)
+    share = _share(job, shape, rule, whole_job=shape.nodes_max == 1)
+    whole = None
+    if shape.nodes_max > 1 and shape.nodes_min == 1:
+        whole = _share(job, shape, rule, whole_job=True)
+    return shape, rule, share, whole
+
+
 def _may_hold(shape: Shape, rule: MemRule, windows: list[tuple[int, int, int, int]]) -> bool:
     """Could nodes with these free (CPUs, MiB, GPU mask) together hold a spread job?
 
@@ -237,7 +288,10 @@ class _Request:
 
     shape: Shape
     rule: MemRule
-    index: GapIndex  # gaps of the domain's nodes for the job's per-node share
+    needs: Mapping[int, Share]  # per domain node that can ever give it: the per-node share
+    index_key: object  # names the gap index of the domain for that share (``index_for``)
+    domain: list[int]
+    share: ShareFn
     whole_needs: Mapping[int, Share]  # per node: what holding the whole job takes
     lightest: int  # the domain's lowest Weight
     count: int  # nodes needed at least
@@ -249,18 +303,12 @@ class _Walk:
     """The state of one backfill walk: the map, counters, and the plan it writes."""
 
     def __init__(self, snapshot: Snapshot, policy: Policy, params: BackfillParams, plan: Plan):
+        self.snapshot = snapshot
         self.now = snapshot.now
         self.policy = policy
         self.params = params
         self.plan = plan
-        self.timeline = Timeline(
-            snapshot.nodes, snapshot.running, snapshot.now, params.bf_resolution
-        )
         self.horizon = snapshot.now + params.bf_window * 60.0
-        self.members = {
-            p.name: [self.timeline.ids[n] for n in p.nodes if n in self.timeline.ids]
-            for p in snapshot.partitions
-        }
         self.domains: dict[object, list[int]] = {}
         self.requests: dict[tuple[object, ...], _Request | None] = {}
         self.needs: dict[object, dict[int, Share]] = {}
@@ -269,10 +317,33 @@ class _Walk:
         self.started = 0
         self.per_user: dict[str, int] = {}
         self.reserved_in: dict[str, int] = {}
+        self.durations: dict[float | None, float] = {}  # time limit -> ``duration_of``
+        # The map is drawn when the first job is examined (``_draw``): a pass whose
+        # main pass left nothing to examine never needs it.
+        self.main_starts = tuple(plan.starts)
+        self.drawn = False
+
+    def _draw(self) -> None:
+        """Build the map: the running jobs, then the main pass's starts from now on."""
+        snapshot, params = self.snapshot, self.params
+        self.timeline = Timeline(
+            snapshot.nodes, snapshot.running, snapshot.now, params.bf_resolution
+        )
+        ids = self.timeline.ids
+        self.members = {p.name: [ids[n] for n in p.nodes if n in ids] for p in snapshot.partitions}
         jobs = {j.job_id: j for j in snapshot.pending}
-        for start in plan.starts:  # the main pass's starts hold their resources from now on
+        for start in self.main_starts:  # they hold their resources from now on
             job = jobs[start.job_id]
-            self._hold(start, self.now, duration_of(job, params.bf_resolution))
+            self._hold(start, self.now, self._duration(job))
+        self.drawn = True
+
+    def _duration(self, job: PendingJob) -> float:
+        """``duration_of(job)`` at this walk's resolution (once per distinct time limit)."""
+        limit = job.time_limit
+        duration = self.durations.get(limit)
+        if duration is None:
+            duration = self.durations[limit] = duration_of(job, self.params.bf_resolution)
+        return duration
 
     def _hold(self, start: Start, when: float, duration: float, whole: bool = False) -> None:
         self.timeline.reserve(start.allocs, when, when + duration, whole_node=whole)
@@ -315,11 +386,18 @@ class _Walk:
         )
         if key in self.requests:
             return self.requests[key]
-        request = self.requests[key] = self._make_request(job)
+        request = self.requests[key] = self._make_request(job, key)
         return request
 
-    def _make_request(self, job: PendingJob) -> _Request | None:
-        shape, rule = job_shape(job), memory_rule(job, self.policy)
+    def _make_request(self, job: PendingJob, key: tuple[object, ...]) -> _Request | None:
+        policy = self.policy
+        shaped = _SHARES.get((key, policy.def_mem_per_cpu, policy.def_mem_per_gpu))
+        if shaped is None:
+            shaped = _shares(job, policy)
+            if len(_SHARES) >= 4096:
+                _SHARES.clear()
+            _SHARES[(key, policy.def_mem_per_cpu, policy.def_mem_per_gpu)] = shaped
+        shape, rule, (share_key, share), whole = shaped
         domain = self._domain(job)
         ids = self.timeline.ids
         wanted = tuple(dict.fromkeys(job.req_nodes))
@@ -328,18 +406,19 @@ class _Walk:
         if not domain:
             return None
         static = (job.partition, job.features, job.gpu_type, job.exc_nodes)
-        share_key, share = _share(job, shape, rule, whole_job=shape.nodes_max == 1)
-        index = self.timeline.index_for((static, share_key), domain, share)
-        whole_needs: Mapping[int, Share] = index.needs
-        if shape.nodes_max > 1 and shape.nodes_min == 1:  # may fit on one node after all
-            whole_key, whole_share = _share(job, shape, rule, whole_job=True)
-            whole_needs = self._needs((static, whole_key), domain, whole_share)
+        needs = self._needs((static, share_key), domain, share)
+        whole_needs: Mapping[int, Share] = needs
+        if whole is not None:  # may fit on one node after all
+            whole_needs = self._needs((static, whole[0]), domain, whole[1])
         # the share is all a node must give unless tasks or --gpus may spread unevenly
         spread = shape.nodes_max > 1 and (shape.tasks is not None or bool(shape.gpus_total))
         return _Request(
             shape,
             rule,
-            index,
+            needs,
+            (static, share_key),
+            domain,
+            share,
             whole_needs,
             self.lightest[id(domain)],
             max(shape.nodes_min, len(wanted)),
@@ -357,39 +436,63 @@ class _Walk:
     def earliest(self, job: PendingJob, latest: float | None = None) -> tuple[float, Start] | None:
         """The earliest start of ``job`` and its placement then, or None (never fits, or
         not by ``latest``)."""
+        if not self.drawn:
+            self._draw()
         request = self._request(job)
         if request is None:
             return None
-        shape, rule, whole_needs = request.shape, request.rule, request.whole_needs
-        lightest, spread, wanted = request.lightest, request.spread, request.wanted
-        duration = duration_of(job, self.params.bf_resolution)
-        starts = request.index.candidate_starts(
-            duration, request.count, self.now, every_change=spread
-        )
-        window, virtual = self.timeline.window, self.timeline.view
+        duration = self._duration(job)
+        now = self.now
+        if latest is not None and latest <= now:
+            # Only ``now`` may do (every start is ``now`` or later): no sweep over the
+            # future, just the nodes the gap index would have open at ``now``.
+            if latest < now:
+                return None
+            open_ids = self._open_now(request.needs, duration)
+            if len(open_ids) < request.count:
+                return None
+            placed = self._place_at(job, request, now, now + duration, open_ids)
+            return None if placed is None else (now, placed)
+        index = self.timeline.index_for(request.index_key, request.domain, request.share)
+        starts = index.candidate_starts(duration, request.count, now, every_change=request.spread)
         for when, open_ids in starts:
             if latest is not None and when > latest:
                 return None
-            end = when + duration
-            if shape.nodes_min == 1 and not wanted:
-                # One node that holds the whole job is what select_nodes picks when it
-                # is in the lightest weight group: find it without building every node.
-                best = self._best_single(open_ids, whole_needs, when, end)
-                if best is not None and self.timeline.nodes[best].weight == lightest:
-                    node = virtual(best, *window(best, when, end))
-                    placed = place(job, shape, rule, [node])
-                    if placed is not None:
-                        return when, placed
-                if shape.nodes_max == 1 and best is None:
-                    continue  # GPU masks differ from step to step: no node really fits
-            windows = [(i, *window(i, when, end)) for i in open_ids]
-            if spread and not _may_hold(shape, rule, windows):
-                continue  # the open nodes together lack tasks or GPUs: select would fail
-            pool = [virtual(i, cpus, mem, gmask) for i, cpus, mem, gmask in windows]
-            placed = place(job, shape, rule, pool)
+            placed = self._place_at(job, request, when, when + duration, open_ids)
             if placed is not None:
                 return when, placed
         return None
+
+    def _open_now(self, needs: Mapping[int, Share], duration: float) -> list[int]:
+        """The nodes that ``GapIndex.candidate_starts`` has open at ``now`` for a job of
+        ``duration``: those whose gap for their share begins at ``now`` (every gap
+        begins at a breakpoint, the first of which is ``now``) and lasts ``duration``
+        (``Timeline.holds_from_now``), in domain order."""
+        holds = self.timeline.holds_from_now
+        return [i for i, need in needs.items() if holds(i, need, duration)]
+
+    def _place_at(
+        self, job: PendingJob, request: _Request, when: float, end: float, open_ids: list[int]
+    ) -> Start | None:
+        """``job`` placed on the open nodes over ``[when, end)``, or None."""
+        shape, rule = request.shape, request.rule
+        window, virtual = self.timeline.window, self.timeline.view
+        if shape.nodes_min == 1 and not request.wanted:
+            # One node that holds the whole job is what select_nodes picks when it
+            # is in the lightest weight group: find it without building every node.
+            best = self._best_single(open_ids, request.whole_needs, when, end)
+            if best is not None and self.timeline.nodes[best].weight == request.lightest:
+                node = virtual(best, *window(best, when, end))
+                placed = place(job, shape, rule, [node])
+                if placed is not None:
+                    return placed
+            if shape.nodes_max == 1 and best is None:
+                return None  # GPU masks differ from step to step: no node really fits
+        windows = [(i, *window(i, when, end)) for i in open_ids]
+        if request.spread and not _may_hold(shape, rule, windows):
+            return None  # the open nodes together lack tasks or GPUs: select would fail
+        pool = [virtual(i, cpus, mem, gmask) for i, cpus, mem, gmask in windows]
+        return place(job, shape, rule, pool)
 
     def _needs(self, key: object, domain: list[int], share: ShareFn) -> dict[int, Share]:
         """Per domain node, what ``share`` (a ``_share`` function) asks of it."""
@@ -438,7 +541,7 @@ class _Walk:
         self.plan.starts.append(placement)
         self.plan.reasons.pop(job.job_id, None)
         self.plan.unavailable_nodes.pop(job.job_id, None)
-        self._hold(placement, self.now, duration_of(job, self.params.bf_resolution))
+        self._hold(placement, self.now, self._duration(job))
         self.started += 1
 
     def plan_later(self, job: PendingJob, when: float, placement: Start) -> None:
@@ -450,5 +553,5 @@ class _Walk:
         if limit and self.reserved_in.get(job.partition, 0) >= limit:
             return  # only the partition's top N jobs reserve (N=1: EASY)
         self.reserved_in[job.partition] = self.reserved_in.get(job.partition, 0) + 1
-        duration = duration_of(job, self.params.bf_resolution)
+        duration = self._duration(job)
         self._hold(placement, when, duration, whole=self.params.bf_whole_node_reserve)

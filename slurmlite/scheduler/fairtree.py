@@ -2,11 +2,13 @@
 
 Input: every association already knows its ``level_fs`` (LF, see
 ``fairshare.py``) and the list of associations of the level below it
-(``level``).  The walk starts at root's level with ``rank = N``, the number
-of user associations:
+(``level``: its users, then its accounts, each part in tree order).  The
+walk starts at root's level with ``rank = N``, the number of user
+associations:
 
 1. sort the level by LF, highest first; on equal LF users come before
-   accounts; otherwise keep the given (tree) order;
+   accounts; otherwise keep the given (tree) order (as ``level`` lists users
+   first, a stable sort on LF alone does all three);
 2. go through it: a user takes ``rank`` unless it ties with the sibling
    just before it (same LF), in which case it keeps the previous user's
    rank; either way the "rank without ties" counter drops by one, and the
@@ -30,8 +32,10 @@ Reference: ``S:src/plugins/priority/multifactor/fair_tree.c``
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 NO_VAL = 4294967294.0  # where Slurm starts "previous LF" (and a FairShare=parent account's LF)
+_LEVEL_FS = attrgetter("level_fs")
 
 
 class FairTreeNode:
@@ -39,14 +43,9 @@ class FairTreeNode:
 
     def __init__(self, is_user: bool) -> None:
         self.is_user = is_user
-        self.level: list[FairTreeNode] = []  # the level below (users and accounts)
+        self.level: list[FairTreeNode] = []  # the level below: users, then accounts
         self.level_fs = 0.0
         self.factor = 0.0
-
-
-class _Counter:
-    def __init__(self, users: int) -> None:
-        self.users = self.rank = self.untied = users
 
 
 def rank_users(top: FairTreeNode, users: int, *, merge_tied_accounts: bool = False) -> None:
@@ -55,33 +54,46 @@ def rank_users(top: FairTreeNode, users: int, *, merge_tied_accounts: bool = Fal
     ``merge_tied_accounts`` ranks the children of sibling accounts with equal
     LF together, as Slurm's documentation describes (its code does not).
     """
-    _visit(top.level, False, _Counter(users), merge_tied_accounts)
+    _visit(top.level, False, users, users, users, merge_tied_accounts)
 
 
 def _visit(
-    siblings: Sequence[FairTreeNode], account_tied: bool, count: _Counter, merge: bool
-) -> None:
-    ordered = sorted(siblings, key=lambda n: (-n.level_fs, not n.is_user))
+    siblings: Sequence[FairTreeNode],
+    account_tied: bool,
+    rank: int,
+    untied: int,  # the "rank without ties" counter: what the next untied user takes
+    users: int,
+    merge: bool,
+) -> tuple[int, int]:
+    """Rank the users at and below ``siblings``; give back ``rank`` and ``untied``."""
+    # by LF, highest first; the users come first in ``siblings``, and a stable sort keeps
+    # them ahead of accounts with the same LF (``reverse`` keeps ties in order too)
+    ordered = sorted(siblings, key=_LEVEL_FS, reverse=True) if len(siblings) > 1 else siblings
     previous = NO_VAL
-    i = 0
-    while i < len(ordered):
+    first_tied = account_tied  # only the first node inherits its account's tie
+    i, end = 0, len(ordered)
+    while i < end:
         node = ordered[i]
-        tied = True if (i == 0 and account_tied) else previous == node.level_fs
+        lf = node.level_fs
+        tied = first_tied or previous == lf
+        first_tied = False
         if node.is_user:
             if not tied:
-                count.rank = count.untied
-            node.factor = count.rank / count.users
-            count.untied -= 1
+                rank = untied
+            node.factor = rank / users
+            untied -= 1
             i += 1
-        else:
-            group = [node]
-            while (
-                merge
-                and i + len(group) < len(ordered)
-                and not ordered[i + len(group)].is_user
-                and ordered[i + len(group)].level_fs == node.level_fs
-            ):
-                group.append(ordered[i + len(group)])
-            _visit([c for g in group for c in g.level], tied, count, merge)
-            i += len(group)
-        previous = node.level_fs
+        elif not merge:
+            rank, untied = _visit(node.level, tied, rank, untied, users, merge)
+            i += 1
+        else:  # the sibling accounts right after this one with the same LF join it
+            j = i + 1
+            while j < end and not ordered[j].is_user and ordered[j].level_fs == lf:
+                j += 1
+            below = [c for g in ordered[i:j] for c in g.level]
+            if j - i > 1:  # users first again
+                below = [c for c in below if c.is_user] + [c for c in below if not c.is_user]
+            rank, untied = _visit(below, tied, rank, untied, users, merge)
+            i = j
+        previous = lf
+    return rank, untied

@@ -325,10 +325,16 @@ class LimitTracker:
         """The tracker of a pass: ``snapshot.qos``/``running``/``partitions``, node GPU
         types, ``now`` (a running job whose end is past is only completing and counts
         no more), and ``policy.enforce_limits`` (True when the policy has no such field)."""
+        qos = getattr(snapshot, "qos", {})
+        enforce = bool(getattr(policy, "enforce_limits", True))
+        if not enforce or not any(
+            isinstance(q, QosLimits) and q.has_limits for q in qos.values()
+        ):  # nothing will be counted (see __init__): skip reading the running jobs' nodes
+            return cls(qos, (), enforce=False, partitions=getattr(snapshot, "partitions", ()))
         return cls(
-            getattr(snapshot, "qos", {}),
+            qos,
             getattr(snapshot, "running", ()),
-            enforce=bool(getattr(policy, "enforce_limits", True)),
+            enforce=enforce,
             partitions=getattr(snapshot, "partitions", ()),
             gpu_types={n.name: n.gpu_type for n in getattr(snapshot, "nodes", ()) if n.gpus},
             now=getattr(snapshot, "now", None),

@@ -29,7 +29,7 @@ Reference: ``S:src/plugins/priority/multifactor/priority_multifactor.c``
 
 from __future__ import annotations
 
-from slurmlite.scheduler.fairshare import account, compute_fairshare, root, user
+from slurmlite.scheduler.fairshare import FairShareTree, account, root, user
 from slurmlite.scheduler.multifactor import (
     ClusterFacts,
     JobFacts,
@@ -75,6 +75,7 @@ class TraceMultifactor(PriorityModel):
         self.factors: dict[tuple[str, str], float] = {}
         self.last: float | None = None
         self.recalcs = 0
+        self._shape: tuple[int, FairShareTree] | None = None  # (users, the tree built for them)
 
     # -- usage ---------------------------------------------------------------------
 
@@ -123,17 +124,19 @@ class TraceMultifactor(PriorityModel):
         return {job.job_id: value for job, value in zip(waiting, values, strict=True)}
 
     def _refresh(self) -> None:
-        groups: dict[str, list[str]] = {}
-        for name, acct in self.home.items():
-            groups.setdefault(acct, []).append(name)
-        tree = root(
-            *(
-                account(acct, 1, *(user(n, 1, usage=self.usage[n]) for n in names))
-                for acct, names in groups.items()
+        shape = self._shape
+        if shape is None or shape[0] != len(self.home):  # built again when users join
+            groups: dict[str, list[str]] = {}
+            for name, acct in self.home.items():
+                groups.setdefault(acct, []).append(name)
+            tree = root(
+                *(account(acct, 1, *(user(n, 1) for n in names)) for acct, names in groups.items())
             )
+            shape = self._shape = (len(self.home), FairShareTree(tree))
+        usages = {(acct, name): self.usage[name] for name, acct in self.home.items()}
+        self.factors = shape[1].factors(
+            usages, fair_tree=self.params.fair_tree, dampening=self.dampening
         )
-        shares = compute_fairshare(tree, fair_tree=self.params.fair_tree, dampening=self.dampening)
-        self.factors = dict(shares.factors)
 
     def _values(self, now: float, jobs: list[PendingJob]) -> list[int]:
         facts = [

@@ -33,7 +33,8 @@ Cost: what each node could give (``_caps``) is worked out once per call and
 nodes that can give nothing are dropped before step 4, which then only reads
 numbers; when every node used gets the same fixed share (``-N`` with
 ``--ntasks-per-node`` / ``--gres``) the step-by-step choice is made in one
-sort (``_fill_fixed``).  Both give exactly the placement described above.
+sort (``_fill_fixed``); with one node to choose from it is taken when it
+finishes the job at once.  All give exactly the placement described above.
 
 Example: n1 (4 CPUs, 1 used), n2 (4 CPUs, idle), job ``-n 3``: both could
 finish it alone; n1 has fewer free CPUs (3 < 4), so the job gets n1 with 3
@@ -77,14 +78,21 @@ class Shape:
 def min_nodes(job: PendingJob) -> int:
     """The fewest nodes ``job`` can run on (``job_shape(job).nodes_min``, built cheaply:
     every pass asks it of every pending job)."""
-    kmin = max(1, job.nodes_min)
-    if job.ntasks is None:
+    # (max/min spelled out as comparisons: the same numbers, at a fraction of the cost)
+    kmin = job.nodes_min
+    if kmin < 1:
+        kmin = 1
+    tasks = job.ntasks
+    if tasks is None:
         return kmin
-    tasks = max(1, job.ntasks)
+    if tasks < 1:
+        tasks = 1
     cap = job.ntasks_per_node
     if cap:
-        kmin = max(kmin, -(-tasks // cap))  # ceil: 5 tasks, 2 per node -> 3 nodes
-    return min(kmin, tasks)  # never more nodes than tasks (sbatch lowers -N too)
+        per = -(-tasks // cap)  # ceil: 5 tasks, 2 per node -> 3 nodes
+        if per > kmin:
+            kmin = per
+    return kmin if kmin < tasks else tasks  # never more nodes than tasks (sbatch lowers -N)
 
 
 def job_shape(job: PendingJob) -> Shape:
@@ -312,6 +320,14 @@ def _fill(
         tasks_left -= got[0] if spread else 0
         gpus_left -= got[1] if by_job else 0
 
+    if len(pool) == 1 and not required and need_nodes == 1 and (spread or by_job):
+        # One node to choose from (backfill's whole-job tries): the loop below takes it
+        # only if it finishes the job at once (else it is one node short)
+        node, cap_t, cap_g = pool[0]
+        got = take(cap_t, cap_g)
+        if got is None or got[0] < tasks_left or got[1] < gpus_left:
+            return None
+        return [(node, *got)]
     for node, cap_t, cap_g in required:
         got = take(cap_t, cap_g) if cap_t else None
         if got is None:
@@ -460,14 +476,28 @@ def fits_when_idle(job: PendingJob, policy: Policy, nodes: Sequence[NodeView]) -
 
 def as_idle(node: NodeView) -> NodeView:
     """``node`` up and with nothing allocated: what it could ever give."""
-    return dataclasses.replace(node, usable=True, alloc_cpus=0, alloc_mem=0, alloc_gpus=frozenset())
+    return _evolve(node, usable=True, alloc_cpus=0, alloc_mem=0, alloc_gpus=frozenset())
 
 
 def consume(node: NodeView, alloc: NodeAlloc) -> NodeView:
     """``node`` after ``alloc`` was given out on it."""
-    return dataclasses.replace(
+    return _evolve(
         node,
         alloc_cpus=node.alloc_cpus + alloc.cpus,
         alloc_mem=node.alloc_mem + alloc.mem,
         alloc_gpus=node.alloc_gpus | frozenset(alloc.gpus),
     )
+
+
+def _evolve(node: NodeView, **changes: object) -> NodeView:
+    """``dataclasses.replace(node, **changes)``, made by copying the fields: a NodeView
+    has no ``__post_init__``, so this is the same value, built at a fraction of the cost
+    (every pass does it for every node it fills and every job it finds blocked)."""
+    fields = getattr(node, "__dict__", None)
+    if fields is None or type(node) is not NodeView:
+        return dataclasses.replace(node, **changes)  # type: ignore[arg-type]
+    made = object.__new__(NodeView)
+    state = made.__dict__
+    state.update(fields)
+    state.update(changes)
+    return made

@@ -28,7 +28,10 @@ candidate with the real node selection on the window's free resources
 (``virtual_node``, ``view``).  After a reservation only the touched nodes'
 gaps are recomputed, and only around the reserved interval, lazily, the next
 time an index is used (a change log of nodes and intervals, one position per
-index; ``GapIndex.refresh``).
+index; ``GapIndex.refresh``).  A node has less free than at the step before
+only where one of its reservations begins (releases and reservation ends only
+give back), so "does a gap begin now and last ``d``?" reads the step at
+``now`` and those (``drops``, ``holds_from_now``), not every step.
 
 Invariant: free amounts never go below zero — ``reserve`` is only called with
 allocations found in a window that had them free (whole-node reservations set
@@ -290,6 +293,9 @@ class Timeline:
         # True while a node has no reservation: its free amounts only grow with time, so
         # the least free over a window is what is free at the window's start
         self.rising = [True] * len(self.nodes)
+        # Per node, the starts after ``now`` of its reservations, ascending: the only
+        # breakpoints at which it has less free than just before (see ``drops``)
+        self.drops: list[list[float]] = [[] for _ in self.nodes]
         self.indexes: dict[object, GapIndex] = {}
         self.views: dict[tuple[int, int, int, int], NodeView] = {}  # see ``view``
         self.ts: list[list[float]] = []
@@ -354,6 +360,28 @@ class Timeline:
         if begin is not None:
             out.append((begin, hi, i))
         return out
+
+    def holds_from_now(self, i: int, need: Share, duration: float) -> bool:
+        """Whether node ``i`` has a gap for ``need`` that begins at ``now`` and lasts
+        ``duration`` (its end minus ``now``, as ``GapIndex.candidate_starts`` measures).
+
+        A node has less free than at the step before only at ``now`` and where a
+        reservation begins (releases and reservation ends only give back), so only
+        those steps can end the gap: they are the ones read.
+        """
+        c, m, g = need
+        cs, ms, gs = self.cpu[i], self.mem[i], self.gpu[i]
+        if cs[0] < c or ms[0] < m or (g and gs[0].bit_count() < g):
+            return False
+        now = self.now
+        ts = self.ts[i]
+        for at in self.drops[i]:
+            if at - now >= duration:
+                break
+            k = bisect_left(ts, at)
+            if cs[k] < c or ms[k] < m or (g and gs[k].bit_count() < g):
+                return False
+        return True
 
     def window(self, i: int, start: float, end: float) -> tuple[int, int, int]:
         """What node ``i`` has free during all of ``[start, end)``: (CPUs, MiB, GPU mask)."""
@@ -447,3 +475,8 @@ class Timeline:
             self.log.append(i)
             self.spans.append((start, end))
             self.rising[i] = False
+            if start > self.now:
+                drops = self.drops[i]
+                at = bisect_left(drops, start)
+                if at == len(drops) or drops[at] != start:
+                    drops.insert(at, start)

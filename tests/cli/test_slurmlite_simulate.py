@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 
 import pytest
 from click.testing import CliRunner
@@ -135,3 +136,40 @@ def test_refusals_are_one_error_line(trace, tmp_path, monkeypatch, args, words):
     code, out, err = simulate(*[subst.get(a, a) for a in args])
     assert code == 1 and out == ""
     assert err.startswith("slurmlite: error: ") and words in err and err.count("\n") == 1
+
+
+def test_evalys_reads_the_jobs_csv(trace, tmp_path):
+    """The real evalys (Batsim's analysis library) loads --jobs-csv as it loads Batsim's."""
+    try:
+        from evalys.jobset import JobSet
+    except ImportError:
+        if os.environ.get("SLURMLITE_REQUIRE_CLIENTS") == "1":
+            pytest.fail("evalys not installed; SLURMLITE_REQUIRE_CLIENTS=1 makes this an error")
+        pytest.skip("evalys not installed (pip install evalys)")
+    jobs = tmp_path / "jobs.csv"
+    assert simulate(trace, "--jobs-csv", jobs)[0] == 0
+    js = JobSet.from_csv(str(jobs))
+    assert js.MaxProcs == 4  # from the allocated CPU ranges: 0-3
+    df = js.df.set_index(js.df["jobID"].astype(int))
+    assert sorted(df.index) == [1, 2, 3, 4]
+    assert df.loc[4, "waiting_time"] == 170 and df.loc[2, "starting_time"] == 100
+    # its load curve never goes above the machine: no CPU given twice
+    assert js.utilisation["load"].max() == 4
+
+
+def test_a_progress_bar_on_a_terminal_only(tmp_path, monkeypatch, capsys):
+    from cli.slurmlite_simulate_out import Progress
+    from slurmlite.scheduler.replay import Replay
+    from slurmlite.scheduler.replay_setup import setup_for
+    from slurmlite.scheduler.swf import TraceStream
+
+    path = tmp_path / "t.swf"
+    path.write_text(swf_text(4, [(i, i, 5, 1, 5) for i in range(1, 41)]))
+    for tty in (False, True):
+        monkeypatch.setattr("sys.stderr.isatty", lambda tty=tty: tty)
+        stream = TraceStream(path, "user")
+        bar = Progress(stream, "easy", every=10)
+        Replay(4, setup_for("easy", 4), bar if bar.on else None).run(stream.jobs())
+        bar.done()
+        err = capsys.readouterr().err
+        assert ("[##" in err and "40 jobs" in err) == tty
