@@ -129,7 +129,11 @@ def table(runs: list[dict[str, Any]]) -> Iterator[str]:
         yield ""
         yield f"{r['policy']}: " + "; ".join(r["settings"])
         if r.get("killed_at_estimate"):
-            yield f"  {r['killed_at_estimate']} jobs were stopped at their estimate"
+            killed = r["killed_at_estimate"]
+            if killed == 1:
+                yield "  1 job was stopped at its estimate"
+            else:
+                yield f"  {killed} jobs were stopped at their estimate"
         users = r.get("per_user")
         if users:
             shown = min(SHOWN_USERS, len(users))

@@ -52,7 +52,6 @@ the running jobs, not the trace's length.
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 from bisect import insort
 from collections.abc import Iterable, Iterator
@@ -285,7 +284,7 @@ class Replay:
         else:
             priority = initial_priority(request, self.policy, sequence=self.sequence)
         self.sequence += 1
-        request = dataclasses.replace(request, priority=priority)
+        request = pending_job(job, priority)  # (a new one is cheaper than replace())
         self.pending[job.job_id] = (request, job)
         key = (-priority, job.submit, job.job_id)
         if not self.order or key > self.order[-1]:
@@ -386,7 +385,9 @@ class Replay:
     def _run(self, policy: Policy, jobs: list[PendingJob]) -> None:
         node = self.node
         if self.busy != node.alloc_cpus:
-            node = self.node = dataclasses.replace(node, alloc_cpus=self.busy, alloc_mem=self.busy)
+            busy = self.busy  # (a new view is cheaper than replace())
+            node = self.node = NodeView(NODE, 0, self.procs, self.procs, partitions=(NODE,),
+                                        alloc_cpus=busy, alloc_mem=busy)  # fmt: skip
         snapshot = Snapshot(
             now=self.now,
             nodes=(node,),
@@ -436,7 +437,7 @@ class Replay:
         for job_id, (request, job) in self.pending.items():
             value = new.get(job_id, request.priority)
             if value != request.priority:
-                self.pending[job_id] = (dataclasses.replace(request, priority=value), job)
+                self.pending[job_id] = (pending_job(job, value), job)
                 changed = True
         if changed:
             self.freed = self.dirty = self.bf_dirty = True

@@ -69,9 +69,10 @@ class TraceMultifactor(PriorityModel):
         self.cluster = ClusterFacts(nodes=1, cpus=procs)
         self.partition = PartitionFacts(name="trace", tres_total={"cpu": procs, "node": 1})
         self.home: dict[str, str] = {}  # user -> the account of its first job
-        self.usage: dict[str, float] = {}  # user -> decayed CPU-seconds
+        # (account, user) -> decayed CPU-seconds, keyed as FairShareTree.factors reads it
+        self.usage: dict[tuple[str, str], float] = {}
         self.running: dict[int, list[float]] = {}  # job id -> [cpus, charged until]
-        self.users: dict[int, str] = {}  # running job id -> user
+        self.users: dict[int, tuple[str, str]] = {}  # running job id -> (account, user)
         self.factors: dict[tuple[str, str], float] = {}
         self.last: float | None = None
         self.recalcs = 0
@@ -82,7 +83,7 @@ class TraceMultifactor(PriorityModel):
     def _know(self, acct: str, name: str) -> str:
         if name not in self.home:
             self.home[name] = acct
-            self.usage[name] = 0.0
+            self.usage[(acct, name)] = 0.0
             self.factors[(acct, name)] = self._fresh_factor()
         return self.home[name]
 
@@ -90,14 +91,14 @@ class TraceMultifactor(PriorityModel):
         return 1.0 if not self.factors else max(self.factors.values())
 
     def started(self, job: TraceJob, now: float) -> None:
-        _, name = assoc_of(job)
+        acct, name = assoc_of(job)
         self.running[job.job_id] = [float(job.procs), now]
-        self.users[job.job_id] = name
+        self.users[job.job_id] = (self.home.get(name, acct), name)
 
     def ended(self, job: TraceJob, start: float, end: float) -> None:
         cpus, since = self.running.pop(job.job_id)
-        name = self.users.pop(job.job_id)
-        self.usage[name] += cpus * max(0.0, end - since)
+        key = self.users.pop(job.job_id)
+        self.usage[key] += cpus * max(0.0, end - since)
 
     # -- priorities ----------------------------------------------------------------
 
@@ -113,8 +114,9 @@ class TraceMultifactor(PriorityModel):
         self.recalcs += 1
         if elapsed > 0 and self.decay < 1.0:
             kept = self.decay**elapsed
-            for name in self.usage:
-                self.usage[name] *= kept
+            usage = self.usage
+            for key in usage:
+                usage[key] *= kept
         for job_id, held in self.running.items():
             cpus, since = held
             self.usage[self.users[job_id]] += cpus * (now - since)
@@ -133,9 +135,8 @@ class TraceMultifactor(PriorityModel):
                 *(account(acct, 1, *(user(n, 1) for n in names)) for acct, names in groups.items())
             )
             shape = self._shape = (len(self.home), FairShareTree(tree))
-        usages = {(acct, name): self.usage[name] for name, acct in self.home.items()}
         self.factors = shape[1].factors(
-            usages, fair_tree=self.params.fair_tree, dampening=self.dampening
+            self.usage, fair_tree=self.params.fair_tree, dampening=self.dampening
         )
 
     def _values(self, now: float, jobs: list[PendingJob]) -> list[int]:

@@ -49,7 +49,7 @@ def test_worked_example_of_the_module_doc():
         model.started(j, 0.0)
     model.ended(a, 0.0, 1000.0)
     model.ended(b, 0.0, 1000.0)
-    assert model.usage == {"u1": 3000.0, "u2": 1000.0}
+    assert model.usage == {("g1", "u1"): 3000.0, ("g1", "u2"): 1000.0}
     from slurmlite.scheduler.replay import pending_job
 
     waiting = [pending_job(a, 0), pending_job(b, 0)]
@@ -64,10 +64,10 @@ def test_usage_decays_with_the_half_life():
     model.started(a, 0.0)
     model.recalc(0.0, [])
     model.recalc(3600.0, [])  # 3,600 s charged at the recalculation, not yet decayed
-    assert model.usage["u1"] == 3600.0
+    assert model.usage[("g1", "u1")] == 3600.0
     model.ended(a, 0.0, 3600.0)
     model.recalc(7200.0, [])  # one half-life later: about half (Slurm's linearised decay)
-    assert 1799 < model.usage["u1"] < 1801
+    assert 1799 < model.usage[("g1", "u1")] < 1801
 
 
 def test_the_default_policy_is_printed():
