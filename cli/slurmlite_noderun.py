@@ -22,7 +22,8 @@ as the run's user, inside the job's allocation.  Each, in order:
 6. runs ``bash -c "$SLURMLITE_COMMAND"`` in ``CODE_SOURCE_PATH``, waits for it
    (signals reach it from the step's process group), removes the attempt's
    folder and exits with the command's status (128 + N for signal N) -- but 0
-   when the command died of a SIGTERM the step was sent (``_run``), so that the
+   when the command died of a SIGTERM the step was sent (``_run``), or the
+   SIGTERM came while this node was still preparing (steps 3-5), so that the
    attempt's exit code is the failing node's, not the 143 of those stopped.
 
 A failure before the command (snapshot, environment) prints one line saying
@@ -99,7 +100,17 @@ def _fetch(client: object, sha: str, into: Path) -> None:
     tar_path.unlink()
 
 
+class _Stopped(BaseException):
+    """SIGTERM before the command started: the step is being stopped (another node failed,
+    or the run was cancelled) while this node was still preparing."""
+
+
+def _stop_early(signum: int, _frame: object) -> None:
+    raise _Stopped
+
+
 def node_run() -> None:
+    signal.signal(signal.SIGTERM, _stop_early)  # until ``_run`` takes the signals over
     env = dict(os.environ)
     job = env.get("SLURM_JOB_ID", "0")
     attempt = int(env.get("SLURM_RESTART_COUNT") or 0)
@@ -114,10 +125,14 @@ def node_run() -> None:
     home = Path(tempfile.mkdtemp(prefix=f"slurmlite-run-{job}.{attempt}.{rank}-", dir=tmp))
     code = home / "code"
     try:
-        extra = _prepare(env, job, code)
-        mlflow_run = extra.get("mlflow_run_id") if rank == "0" else None
-        if mlflow_run:
-            tracking.attempt_started(mlflow_run, attempt, env.get("SLURM_JOB_NODELIST", ""))
+        try:
+            extra = _prepare(env, job, code)
+            mlflow_run = extra.get("mlflow_run_id") if rank == "0" else None
+            if mlflow_run:
+                tracking.attempt_started(mlflow_run, attempt, env.get("SLURM_JOB_NODELIST", ""))
+        except _Stopped:  # stopped while preparing: as a stopped command (``_run``)
+            _say_stopped()
+            sys.exit(0)
         status, stopped = _run(env, code)
         if mlflow_run:
             failed = not stopped and status != 0
@@ -174,6 +189,11 @@ def _prepare(env: dict[str, str], job: str, code: Path) -> dict[str, Any]:
     return extra
 
 
+def _say_stopped() -> None:
+    print("slurmlite: the command was stopped (SIGTERM): the run was cancelled, ran out "
+          "of time, or another node's command failed", flush=True)  # fmt: skip
+
+
 def _run(env: dict[str, str], code: Path) -> tuple[int, bool]:
     """The command's exit status, and whether the step stopped it: 0 (and True) when it
     died of a SIGTERM this node was sent too.
@@ -190,7 +210,6 @@ def _run(env: dict[str, str], code: Path) -> tuple[int, bool]:
     proc = subprocess.Popen(["bash", "-c", command], cwd=code, env=env)
     status = proc.wait()
     if status == -signal.SIGTERM and signal.SIGTERM in got:
-        print("slurmlite: the command was stopped (SIGTERM): the run was cancelled, ran out "
-              "of time, or another node's command failed", flush=True)  # fmt: skip
+        _say_stopped()
         return 0, True
     return (128 - status if status < 0 else status), False

@@ -30,7 +30,9 @@ from pathlib import Path
 
 import click
 
-from cli.slurmlite_simulate_out import PlotSink, Progress, parse_window, table
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the replay is imported when the command runs: `slurmlite` starts fast
+    from cli.slurmlite_simulate_out import PlotSink
 
 POLICY_NAMES = ("fcfs", "easy", "slurm")
 ORDER_NAMES = ("fcfs", "sjf", "ljf", "smallest", "largest")
@@ -123,6 +125,7 @@ def simulate(trace: str, more: tuple[str, ...], policy: str, order: str, estimat
       slurmlite simulate LANL-CM5-1994-4.1-cln.swf.gz --policy slurm --json
       slurmlite simulate t.swf --policy easy --plot t.png --window 2d:3d
     """
+    from cli.slurmlite_simulate_out import PlotSink, parse_window, table
     from slurmlite.config import ConfigError, load_config
     from slurmlite.scheduler.replay_setup import SetupError, setup_for
     from slurmlite.scheduler.swf import TraceError, TraceStream
@@ -211,6 +214,7 @@ def _header_size(header: dict[str, str]) -> int | None:
 
 
 def _run(stream, setup, name, several, starts_csv, jobs_csv, plotter) -> dict:  # type: ignore[no-untyped-def]
+    from cli.slurmlite_simulate_out import Progress
     from slurmlite.scheduler.replay import Replay
     from slurmlite.scheduler.replay_metrics import BatsimCsv, Fanout, Metrics, StartsCsv
 

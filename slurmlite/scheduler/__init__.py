@@ -22,7 +22,15 @@ in the unit and property tests, and in the simulator.  In reading order:
                      per node, ``explain_suggest.py`` changes verified by a pass).
 ``registry.py``      SchedulerType / PriorityType names -> functions: the only
                      place plugin names are known.
-``simloop.py``       a discrete-event loop over the pass, for tests and replay.
+``orders.py``        queue orders as priority plugins (sjf, ljf, smallest, largest).
+``simloop.py``       a discrete-event loop over the pass, for the property tests.
+``swf.py``           workload traces (SWF) read as a stream, jobs converted.
+``replay.py``        a trace through the pass with the classic event rules
+                     (``slurmlite simulate``); ``replay_setup.py`` names its
+                     policies, ``replay_slurm.py`` adds multifactor and
+                     fair-share on trace time, ``replay_metrics.py`` counts
+                     the figures and writes the CSV files, ``replayed.py`` is
+                     the record of one job.
 
 Pending reasons are named in ``slurmlite.reasons`` and checked when a plan is
 written.

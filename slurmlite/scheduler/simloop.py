@@ -41,8 +41,10 @@ Worked example: one 4-CPU node; A (``-n 4 -t 10``, submitted at 0, runs
     -> starts {A: 0, B: 300}, ends {A: 300, B: 900},
        estimates {B: [(60, 600)]}, passes [0, 60, 300]
 
-This is the seed of the replay tool (the simulator issue grows it); the
-property tests of the scheduler drive it over random clusters and queues.
+The property tests of the scheduler drive it over random clusters and
+queues (any nodes, partitions, GPUs).  Workload traces are replayed by
+``replay.py`` instead: one SWF machine, the classic simulators' event rules
+(a pass per event, not per distinct time), a stream instead of a list.
 """
 
 from __future__ import annotations
