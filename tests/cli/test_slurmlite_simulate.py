@@ -173,3 +173,15 @@ def test_a_progress_bar_on_a_terminal_only(tmp_path, monkeypatch, capsys):
         bar.done()
         err = capsys.readouterr().err
         assert ("[##" in err and "40 jobs" in err) == tty
+
+
+def test_slurmlite_does_not_import_the_replay_until_simulate_runs():
+    """Every ``slurmlite`` command (node-run in every task of a workload) pays for what
+    cli.slurmlite imports: the replay and the scheduler come only with ``simulate``."""
+    import subprocess
+    import sys
+
+    probe = "import sys, cli.slurmlite; print(sorted(m for m in sys.modules if 'scheduler' in m))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True, cwd=str(__import__("pathlib").Path(__file__).parents[2]))  # fmt: skip
+    assert out.stdout.strip() == "[]"
