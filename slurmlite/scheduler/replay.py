@@ -32,8 +32,13 @@ checks it against an unpruned replay):
   CPUs than are free now can neither start nor, after the first blocked job,
   reserve, so the pass gets the jobs that fit the free CPUs plus the first
   that does not;
-* ``prune="none"``: every waiting job (the ``slurm`` policy, whose
-  reservations are conservative).
+* ``prune="none"``: every waiting job (the ``slurm`` policy's backfill
+  cycle, whose reservations are conservative).
+
+With a second policy (``ReplaySetup.backfill``: slurmctld's backfill cycle)
+the cycle runs at the next multiple of ``interval`` after something changed
+(a job queued or ended, priorities recomputed), not at every multiple: in
+between, only the waiting jobs' ages grow.
 
 Worked example (4 CPUs, EASY; ``id submit run estimate procs``)::
 

@@ -27,6 +27,7 @@ NOT_COMMAND_LINE = {
     "AgentError": "an agent's HTTP answer (srun's I/O)",
     "AllocationFailed": "the controller refused or revoked an allocation",
     "_Interrupted": "a signal during an allocation wait",
+    "_Stopped": "node-run stopped by SIGTERM while preparing (exits 0 like a stopped command)",
     "ClusterError": "slurmlite's local test cluster failed to start",
 }
 
