@@ -197,20 +197,14 @@ def _policies(policy: str, compare: tuple[str, ...], more: tuple[str, ...]) -> l
 def _header(trace: str, stream: object, estimates: str) -> None:
     header = getattr(stream, "header", {})
     source = next((k for k in ("MaxProcs", "MaxNodes") if k in header), "--procs")
-    if getattr(stream, "procs", None) != _header_size(header):
+    from slurmlite.scheduler.swf import machine_size
+
+    if getattr(stream, "procs", None) != machine_size(header):
         source = "--procs"
     click.echo(
         f"trace {Path(trace).name}: {getattr(stream, 'procs', '?')} CPUs ({source}), "
         f"estimates {estimates}"
     )
-
-
-def _header_size(header: dict[str, str]) -> int | None:
-    for key in ("MaxProcs", "MaxNodes"):
-        words = header.get(key, "").split()
-        if words and words[0].isdigit():
-            return int(words[0])
-    return None
 
 
 def _run(stream, setup, name, several, starts_csv, jobs_csv, plotter) -> dict:  # type: ignore[no-untyped-def]

@@ -58,7 +58,7 @@ class Metrics(ReplaySink):
         wait = record.start - record.submit
         run = record.end - record.start
         self.wait += wait
-        self.bsld += max(1.0, (wait + run) / max(run, TAU))
+        self.bsld += record.bounded_slowdown(TAU)
         self.area += run * record.procs
         if self.first is None or record.submit < self.first:
             self.first = record.submit

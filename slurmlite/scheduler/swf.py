@@ -132,7 +132,7 @@ class TraceStream:
         self._line_no = 0
         self._first: str | None = None  # the first data line, read with the header
         self._read_header()
-        machine = procs or _machine_size(self.header)
+        machine = procs or machine_size(self.header)
         if machine is None or machine <= 0:
             self.close()
             raise TraceError(f"{path}: no MaxProcs or MaxNodes in the header (give --procs N)")
@@ -196,7 +196,8 @@ def read_trace(path: str | Path, estimates: str = "user", procs: int | None = No
     return Trace(stream.procs, tuple(stream.jobs()), stream.header, str(path))
 
 
-def _machine_size(header: dict[str, str]) -> int | None:
+def machine_size(header: dict[str, str]) -> int | None:
+    """``MaxProcs`` of an SWF header, else ``MaxNodes``, else None."""
     for key in ("MaxProcs", "MaxNodes"):
         value = header.get(key, "").split()
         if value and value[0].lstrip("-").isdigit() and int(value[0]) > 0:
