@@ -15,7 +15,8 @@ schema's examples and schemathesis' boundary values); half of the node
 routes' cases are made to speak for ``n1`` throughout (``map_case``), so
 they reach the recording of heartbeats and completions.  Then the state
 machine follows the schema's links (a submission -> its listing, accounting,
-cancel, hold, release, requeue, update; the node list -> heartbeats).  The
+cancel, hold, release, requeue, update; the node list -> heartbeats), each
+scenario on a new controller and store.  The
 store is PostgreSQL where it is installed (the stricter one), else SQLite.
 Everything runs with a fixed seed and no example database, so a failure
 reproduces and nothing is written into the repository.
@@ -27,7 +28,7 @@ import json
 import os
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -105,37 +106,61 @@ def _draw(case: Any) -> int:
 
 
 @pytest.fixture(scope="module")
-def store(request, tmp_path_factory) -> Iterator[str]:
-    """PostgreSQL where it is installed (the stricter store: 32-bit INTEGER columns,
-    no NUL in text), else SQLite."""
-    if find_bindir() is None and os.environ.get("SLURMLITE_REQUIRE_PG") != "1":
-        yield f"sqlite:///{tmp_path_factory.mktemp('fuzzdb')}/slurmlite.db"
-        return
-    server = request.getfixturevalue("pg_server")
-    name, url = server.create_database()
-    try:
-        yield url
-    finally:
-        server.drop_database(name)
+def new_store(request, tmp_path_factory) -> Iterator[Callable[[], tuple[str, Callable[[], None]]]]:
+    """A maker of empty stores, each with its clean-up: PostgreSQL where it is installed
+    (the stricter store: 32-bit INTEGER columns, no NUL in text), else SQLite."""
+    pg = find_bindir() is not None or os.environ.get("SLURMLITE_REQUIRE_PG") == "1"
+    server = request.getfixturevalue("pg_server") if pg else None
+
+    def make() -> tuple[str, Callable[[], None]]:
+        if server is None:
+            return f"sqlite:///{tmp_path_factory.mktemp('fuzzdb')}/slurmlite.db", lambda: None
+        name, url = server.create_database()
+        return url, lambda: server.drop_database(name)
+
+    yield make
 
 
-@pytest.fixture(scope="module", autouse=True)
-def live_controller(tmp_path_factory, store):
-    """One controller for the module (jobs submitted by one test are there for the next)."""
-    ctl = _controller(str(tmp_path_factory.mktemp("fuzzctl")), store)
+def _plug_in(directory: str, url: str) -> Controller:
+    """A controller on a new store with nodes n1 and n2, serving LIVE's requests."""
+    ctl = _controller(directory, url)
     register(ctl, "n1")
     register(ctl, "n2")
     app = SubmitShortcut(create_app(ctl, run_loop=False))
     LIVE.app = on_the_wire(app, ROOT_PEER, node_signer(KEY, ("n1", "n2"), ctl.clock))
+    return ctl
+
+
+@pytest.fixture(scope="module")
+def live_controller(tmp_path_factory, new_store):
+    """One controller for the per-operation cases (jobs submitted by one are there for
+    the next)."""
+    url, drop = new_store()
+    ctl = _plug_in(str(tmp_path_factory.mktemp("fuzzctl")), url)
     yield ctl
     LIVE.app = None
     ctl.db.close()
+    drop()
 
 
 @schema.parametrize()
-def test_no_input_makes_the_controller_fail(case):
+def test_no_input_makes_the_controller_fail(case, live_controller):
     case.call_and_validate()  # checks: fuzz_asgi.FUZZ_CONFIG
 
 
-def test_stateful_sequences_never_make_the_controller_fail():
-    schema.as_state_machine().run(settings=stateful_settings())
+def test_stateful_sequences_never_make_the_controller_fail(tmp_path_factory, new_store):
+    """Each scenario starts on a new, empty controller: Hypothesis replays a failing
+    scenario to report it, and a replay on a store that later scenarios have filled
+    would take other links (reported as "flaky" instead of the failure itself)."""
+
+    class OnAFreshController(schema.as_state_machine()):  # type: ignore[misc]
+        def setup(self) -> None:
+            self._url, self._drop = new_store()
+            self._ctl = _plug_in(str(tmp_path_factory.mktemp("fuzzctl")), self._url)
+
+        def teardown(self) -> None:
+            LIVE.app = None
+            self._ctl.db.close()
+            self._drop()
+
+    OnAFreshController.run(settings=stateful_settings())

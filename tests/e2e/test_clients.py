@@ -353,8 +353,18 @@ def test_submitit_preemption_checkpoints_requeues_and_resumes(executor, as_submi
     # submitit's handler pickled checkpoint(), ran scontrol requeue and exited; the second
     # run (SLURM_RESTART_COUNT=1) resumed from the checkpoint
     assert job.result() == (7, "1")
-    info = as_submitter.run(f"scontrol show job {job.job_id}").stdout
-    assert "Restarts=1" in info and "JobState=COMPLETED" in info
+    # submitit's result() returns once the result file is written, which is before the
+    # job's end reaches the controller: wait for the end, then read the restart count
+    info = wait_for(
+        lambda: (
+            (out := as_submitter.run(f"scontrol show job {job.job_id}").stdout)
+            and "JobState=COMPLETED" in out
+            and out
+        ),
+        30,
+        "the resumed job's end",
+    )
+    assert "Restarts=1" in info
 
 
 # ------------------------------------------------------------ dask-jobqueue
