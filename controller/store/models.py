@@ -315,5 +315,6 @@ class LeaseRow(Base):
     released: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
-# the workload runs' tables (their own module; imported here so that the metadata has them)
-from controller.store import models_runs  # noqa: E402, F401
+# the workload runs' and measured usage's tables (their own modules; imported here so that
+# the metadata has them)
+from controller.store import models_runs, models_usage  # noqa: E402, F401
