@@ -7,7 +7,8 @@ Three duties, each an asyncio task of the agent process:
    OS, boot time, load, free memory) and the jobs it holds;
 2. **heartbeat** every ``SlurmliteHeartbeatInterval`` seconds, with the jobs
    it holds and a fresh load and free memory; an answer of "unknown node"
-   (the controller lost its state) triggers a new registration;
+   (the controller lost its state) triggers a new registration (these two,
+   and the signed posts they make, are ``agent.controller_link``);
 3. **report completions**: when a job's processes end, a ``JobCompletion`` is
    spooled and posted until the controller acknowledges it, in batches
    (``agent.completions``); only then is the run's ``job<ID>`` directory
@@ -61,10 +62,8 @@ from that field (``agent.gres.device_indices``).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
-import platform
 import shutil
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, field
@@ -73,35 +72,30 @@ from typing import IO, Any
 
 import httpx
 
-from agent import machine
-from agent.completions import CompletionSpool, retry_delay
+from agent.completions import CompletionSpool
 from agent.configless import local_conf
+from agent.controller_link import VERSION as VERSION  # re-exported: the version answered
+from agent.controller_link import ControllerLink
 from agent.cutoff import ContactWatch, Fencing
+from agent.gpu_outside import OutsideWatch
 from agent.gres import GpuDevice, device_indices
 from agent.isolation import Isolation
 from agent.launcher import BatchRun, Launcher, LaunchError
 from agent.orders import OrderGate, OrderRefused
 from agent.portcheck import port_warning
 from agent.runlogs import RunLogs
+from agent.sampling import UsageSampler
 from agent.scripts import PrologError, keep_epilog_env, run_epilog, run_prolog
 from agent.stepstate import StepDuties
 from agent.steptable import StepTable
 from slurmlite.clock import Clock, monotonic_clock, system_clock
 from slurmlite.config import Config, NodeConf
 from slurmlite.crashpoints import crash_point
-from slurmlite.credential import node_key, sign_request
+from slurmlite.credential import node_key
 from slurmlite.jobenv import set_gpu_indices
-from slurmlite.protocol import (
-    JobCompletion,
-    LaunchSpec,
-    NodeHeartbeat,
-    NodeRegister,
-    SignalSpec,
-    to_dict,
-)
+from slurmlite.protocol import JobCompletion, LaunchSpec, SignalSpec
 
 log = logging.getLogger("slurmd")
-VERSION = "22.05.8"
 __all__ = ["AgentState", "Job", "OrderRefused"]
 
 
@@ -117,7 +111,7 @@ class Job:
 
 
 @dataclass
-class AgentState(CompletionSpool, StepDuties, Fencing):
+class AgentState(ControllerLink, CompletionSpool, StepDuties, Fencing):
     """The agent; give it ``node_key`` (or ``cluster_key``, derived once and not kept)."""
 
     cfg: Config
@@ -157,6 +151,8 @@ class AgentState(CompletionSpool, StepDuties, Fencing):
             self.clock,
             self.timer,
         )
+        self.outside = OutsideWatch.of(self)  # GPUs used outside the scheduler
+        self.sampler = UsageSampler.of(self)  # what each running job uses (agent.sampling)
         host = self.cfg.control_addr or self.cfg.control_host
         self.controller_host = host
         self.controller_url = f"http://{host}:{self.cfg.slurmctld_port}"
@@ -247,7 +243,7 @@ class AgentState(CompletionSpool, StepDuties, Fencing):
             )
             return "failed"
         keep_epilog_env(self.cfg, self.name, spec, self.launcher.job_dir(spec.job_id))
-        self._watch(Job(spec.job_id, spec.restarts, spec.step_id, proc))
+        self._watch(Job(spec.job_id, spec.restarts, spec.step_id, proc), spec.gpus)
         # the batch host is the job's first node: where a rendezvous would listen
         if warning := port_warning(spec.environment, self.name):
             log.warning("event=master_port_taken job=%s node=%s", spec.job_id, self.name)
@@ -273,8 +269,9 @@ class AgentState(CompletionSpool, StepDuties, Fencing):
         assert spawn.proc.stderr is not None
         return self.launcher.settle(spawn, await _read_to_end(spawn.proc.stderr))
 
-    def _watch(self, job: Job) -> None:
+    def _watch(self, job: Job, gpus: list[int] | None = None) -> None:
         self.jobs[(job.job_id, job.restarts)] = job
+        self.sampler.track(job.job_id, job.restarts, job.proc, gpus)  # gpus None: adopted
         job.task = asyncio.create_task(self._await_end(job))
 
     async def _await_end(self, job: Job) -> None:
@@ -290,6 +287,7 @@ class AgentState(CompletionSpool, StepDuties, Fencing):
     def _ended(self, job: Job, epilog_failed: bool = False) -> None:
         """Queue the run's completion (``status`` known) or drop it (unknown)."""
         proc = job.proc
+        usage = self.sampler.finish(job.job_id, job.restarts)
         if proc.status is None:
             log.warning(
                 "event=status_lost job=%s restarts=%s node=%s: the controller will requeue "
@@ -311,6 +309,7 @@ class AgentState(CompletionSpool, StepDuties, Fencing):
                 end_time=proc.ended or self.clock(),
                 failed_script="epilog" if epilog_failed else None,
                 fenced=self.was_fenced(job.job_id, job.restarts),
+                usage=usage,
             )
         )
 
@@ -376,86 +375,6 @@ class AgentState(CompletionSpool, StepDuties, Fencing):
             # Slurm's default target is the job's steps, never the batch step
             return "no steps"
         return "ok"
-
-    # ------------------------------------------------------- controller
-
-    async def post(self, path: str, payload: dict[str, Any]) -> httpx.Response:
-        body = json.dumps(payload).encode()
-        headers = sign_request(self.node_key, self.name, "POST", path, body, self.clock())
-        headers["content-type"] = "application/json"
-        sent = self.timer()
-        r = await self.http.post(self.controller_url + path, content=body, headers=headers)
-        self.contact.heard(sent)  # answered: the controller heard this node at ``sent`` or later
-        return r
-
-    def register_message(self) -> NodeRegister:
-        nc = self.node_conf
-        overrides = "config_overrides" in self.cfg.slurmd_parameters and nc is not None
-        cpus = nc.cpus if overrides and nc else (os.cpu_count() or 1)
-        mem = nc.real_memory if overrides and nc else machine.mem_total_mib()
-        gpus = [g.name for g in self.gpus]
-        if overrides and nc and nc.gpus and len(gpus) < nc.gpus:
-            gpus += [nc.gpu_type or "gpu"] * (nc.gpus - len(gpus))
-        return NodeRegister(
-            name=self.name,
-            addr=nc.addr if nc else "127.0.0.1",
-            port=nc.port if nc else self.cfg.slurmd_port,
-            hostname=platform.node(),
-            cpus=cpus,
-            real_memory=mem,
-            gpus=gpus,
-            gpu_type=nc.gpu_type if nc else None,
-            running_jobs=self.held_jobs(),
-            boot_time=machine.boot_time(),
-            start_time=self.start_time,
-            version=VERSION,
-            arch=platform.machine(),
-            os=machine.os_name(),
-            cpu_load=machine.cpu_load(),
-            free_mem=machine.free_mem_mib(),
-        )
-
-    def heartbeat_message(self) -> NodeHeartbeat:
-        return NodeHeartbeat(
-            running_jobs=self.held_jobs(),
-            cpu_load=machine.cpu_load(),
-            free_mem=machine.free_mem_mib(),
-        )
-
-    async def register_forever(self) -> None:
-        delay: float | None = None
-        while True:
-            try:
-                r = await self.post("/v1/nodes/register", to_dict(self.register_message()))
-                if r.status_code == 200:
-                    self.registered.set()
-                    log.info(
-                        "event=registered node=%s controller=%s", self.name, self.controller_url
-                    )
-                    return
-                log.error(
-                    "event=register_refused node=%s status=%s body=%r",
-                    self.name,
-                    r.status_code,
-                    r.text,
-                )
-            except httpx.HTTPError as e:
-                log.warning("event=register_retry node=%s error=%r", self.name, str(e))
-            delay = retry_delay(delay)
-            await asyncio.sleep(delay)
-
-    async def heartbeat_forever(self) -> None:
-        interval = max(0.2, float(self.cfg.heartbeat_interval))
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                r = await self.post(
-                    f"/v1/nodes/{self.name}/heartbeat", to_dict(self.heartbeat_message())
-                )
-                if r.status_code == 200 and not r.json().get("known", True):
-                    await self.register_forever()
-            except httpx.HTTPError as e:
-                log.warning("event=heartbeat_failed node=%s error=%r", self.name, str(e))
 
     async def shutdown(self) -> None:
         await self.steps.shutdown()

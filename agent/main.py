@@ -179,6 +179,8 @@ async def _serve(cfg, name, nc, key, spool, gpus, fake_gpus, subset) -> None:  #
             state.report_forever(),
             state.run_logs.prune_forever(float(cfg.run_log_keep)),
             fence,  # cut off from the controller: kill the runs (agent.cutoff)
+            state.sampler.sample_forever(),  # usage of running jobs (agent.sampling)
+            state.outside.watch_forever(),  # GPUs used outside the scheduler (agent.gpu_outside)
         )
     ]
     logging.getLogger("slurmd").info(

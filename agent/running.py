@@ -42,6 +42,7 @@ import select
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,9 @@ class BatchRun(JobSignals):
         self.groups = groups
         self.cgroup = cgroup
         self.node = node
+        # called once when the job's process is first seen ended, before it is reaped and
+        # its cgroup removed (agent.sampling takes its last sample there)
+        self.on_end: Callable[[BatchRun], None] | None = None
         self.wrapper_pid = wrapper_pid
         self.clock = clock  # Unix seconds: when the run started and ended
         self.timer = timer  # monotonic seconds: the kill sequence's waits
@@ -274,6 +278,9 @@ class BatchRun(JobSignals):
                 return False
             if self._seen_status is None:
                 self._seen_status = zombie_status(self.pid, self._start_ticks)
+            if self.on_end is not None:
+                hook, self.on_end = self.on_end, None
+                hook(self)
             if self._wrapper_live():
                 self._open_gate()
                 return False

@@ -58,6 +58,7 @@ Show accounting data of jobs and job steps.
   -e, --helpformat          list the names usable with --format
   -E, --endtime=time        jobs before this time (default now)
   -j, --jobs=id[,id...]     these jobs (N, N_task, N.step); may be repeated
+      --json                the selected jobs and steps as JSON (openapi dbv0.0.38)
   -l, --long                many columns
       --name=names          jobs with these names
   -n, --noheader            no header lines
@@ -378,6 +379,8 @@ def run(argv: Sequence[str]) -> int:
         )
     except SlurmError as exc:
         raise CommandLineError([f"{PROG}: error: Problem talking to the database: {exc}"]) from None
+    if opts.flag("json"):  # the same selection; format options ignored (cli/json_out.py)
+        return _print_json([job for job, _show, _steps in select(jobs, sel)], client)
     style = af.Style(parsable="P" if opts.flag("parsable2") else "p" if opts.flag("parsable") else "",
                      delimiter=opts.get("delimiter"))  # fmt: skip
     ctx = af.Ctx(now=now, cluster=client.config.cluster_name)
@@ -389,6 +392,15 @@ def run(argv: Sequence[str]) -> int:
         for step in [] if no_steps else steps:
             lines.append(af.render_row(columns, af.row_values(columns, job, step, ctx), style))
     sys.stdout.write("".join(line + "\n" for line in lines))
+    return 0
+
+
+def _print_json(jobs: Sequence[JobInfo], client: object) -> int:
+    from cli import json_out
+    from cli.json_sacct import job_record
+
+    cluster = client.config.cluster_name  # type: ignore[attr-defined]
+    json_out.write(json_out.document("slurmdb", jobs=[job_record(j, cluster) for j in jobs]))
     return 0
 
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from cli import sacct_usage
 from cli.format_fields import Column, atoi, cut_plus, find_field, join, justify, split_width
 from cli.format_fields import header_lines as fields_header
 from slurmlite import hostlist, states, timefmt
@@ -391,8 +392,8 @@ def _step_values() -> dict[str, _StepGetter]:
     }  # fmt: skip
 
 
-_JOB = _job_values()
-_STEP = _step_values()
+_JOB = _job_values() | sacct_usage.JOB  # the measured columns: cli.sacct_usage
+_STEP = _step_values() | sacct_usage.STEP
 
 
 def row_values(

@@ -87,6 +87,7 @@ sacctmgr [<OPTION>] [<COMMAND>]
     user keys:    Account= DefaultAccount= AdminLevel= FairShare= Priority= QOS= DefaultQOS=
     qos keys:     Description= Priority= Flags= MaxWall= MaxJobsPerUser=
                   MaxSubmitJobsPerUser= MaxTRESPerUser= MaxTRESPerJob= UsageFactor=
+                  IdleGpuPolicy= (slurmlite: docs/idle-gpus.md; -1 removes it)
 """
 ENTITIES = {  # verb -> ((spelling, min length, entity), ...) in Slurm's order
     "add": (("Account", 1, "account"), ("Acct", 4, "account"), ("Cluster", 2, "cluster"),

@@ -50,6 +50,7 @@ QOS_SETS = (
     ("MaxTRESPerJob", 11, "max_tres_pj", "tres"), ("MaxTRES", 7, "max_tres_pj", "tres"),
     ("MaxWallDurationPerJob", 4, "max_wall", "wall"), ("Priority", 3, "priority", "int"),
     ("UsageFactor", 6, "usage_factor", "float"),
+    ("IdleGpuPolicy", 4, "idle_gpu_policy", "idlegpu"),  # slurmlite.idlegpus
 )  # fmt: skip
 COMMON_CONDS = (
     ("Format", 1, "format", "list"), ("WithAssoc", 5, "with_assoc", "flag"),
@@ -121,6 +122,12 @@ def convert(key: str, kind: str, value: str, written: str) -> Any:
             seconds = parse_duration(value)
             return -1 if seconds is None else duration_to_minutes(seconds)
         if kind == "tres":
+            return value
+        if kind == "idlegpu":  # "window=1h,action=cancel", "off"; -1: none
+            from slurmlite.idlegpus import settings
+
+            if value != "-1":
+                settings(value)  # ValueError if bad
             return value
     except ValueError:
         pass

@@ -41,6 +41,7 @@ GrpCPUMins 7 GrpCPUMins 11 u|GrpCPURunMins 7 GrpCPURunMins 13 u|GrpTRES 7 GrpTRE
 GrpTRESMins 7 GrpTRESMins 13 s|GrpTRESRunMins 7 GrpTRESRunMins 13 s|GrpJobs 4 GrpJobs 7 u
 GrpJobsAccrue 8 GrpJobsAccrue 13 u|GrpMemory 4 GrpMem 7 u|GrpNodes 4 GrpNodes 8 u
 GrpSubmitJobs 4 GrpSubmit 9 u|GrpWall 4 GrpWall 11 s|ID 2 ID 6 u
+IdleGpuPolicy 4 IdleGpuPolicy 30 s
 MaxCPUMinsPerJob 7 MaxCPUMins 11 u|MaxCPURunMinsPerUser 7 MaxCPURunMinsPU 15 u
 MaxCPURunMinsPU 7 MaxCPURunMinsPU 15 u|MaxCPUsPerJob 7 MaxCPUs 8 u
 MaxCPUsPerUser 11 MaxCPUsPU 9 u|MaxCPUsPU 9 MaxCPUsPU 9 u|MaxTRES 7 MaxTRES 13 s
@@ -190,6 +191,7 @@ def qos_row(q: dict[str, Any]) -> dict[str, Any]:
         "MaxTRESPU": q.get("max_tres_pu") or None,
         "MaxJobsPU": q.get("max_jobs_pu"),
         "MaxSubmitPU": q.get("max_submit_pu"),
+        "IdleGpuPolicy": q.get("idle_gpu_policy") or None,  # slurmlite: format= only
     }
 
 

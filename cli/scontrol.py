@@ -9,7 +9,8 @@ minimum length, in Slurm's order (``show`` needs 3 letters, ``update`` 1,
 Implemented here:
 
 * ``show job [id]`` / ``node [names]`` / ``partition [name]`` / ``config``
-  (records from ``cli/scontrol_show.py``); an unknown single job is
+  (records from ``cli/scontrol_show.py``, or with ``--json`` from
+  ``cli/scontrol_json.py``); an unknown single job is
   ``slurm_load_jobs error: Invalid job id specified`` (exit 1);
 * ``show hostnames [hl]`` (default ``$SLURM_JOB_NODELIST``, then
   ``$SLURM_NODELIST``), ``show hostlist`` (as-is), ``show hostlistsorted``:
@@ -33,9 +34,9 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from types import SimpleNamespace
 
 from cli import scontrol_jobs as jobs
+from cli import scontrol_json as as_json
 from cli import scontrol_show as show
 from cli.common import (
     answered_info,
@@ -52,7 +53,6 @@ TYPE_CHECKING = False  # typing costs a command ~3 ms; annotations are strings
 if TYPE_CHECKING:  # records are client Records (tests: these dataclasses)
     from typing import Any
 
-    from slurmlite.protocol import JobInfo
 
 PROG = "scontrol"
 clock = time.time  # the only clock read; tests replace it
@@ -62,6 +62,7 @@ scontrol [<OPTION>] [<COMMAND>]
      -a, --all       show hidden partitions too    -d, --details  more detail
      -o, --oneliner  one line per record           -Q, --quiet    fewer messages
      -v, --verbose   more messages                 -V, --version  print the version
+     --json          show job|node|partition as JSON (openapi v0.0.38 records)
     Commands (no command: read them from stdin):
      show job [<id>] | node [<names>] | partition [<name>] | config
      show hostnames [<hostlist>] | hostlist <names> | hostlistsorted <names>
@@ -92,6 +93,8 @@ def first_keyword(tag: str, words: Sequence[tuple[str, int]]) -> str | None:
 
 class Session:
     """One scontrol run: mode flags, the exit status, and the verbs."""
+
+    json = False  # --json: show job|node|partition print records of cli/scontrol_json.py
 
     def __init__(self, one_liner: bool = False, details: bool = False, quiet: bool = False) -> None:
         self.one_liner = one_liner
@@ -243,10 +246,12 @@ class Session:
             if not jobs:
                 self.fail("slurm_load_jobs error: Invalid job id specified")
                 return
+        if self.json:
+            return as_json.jobs([show.task_view(i, task) for i in jobs], self.client())
         now = clock()
         printed = 0
         for info in jobs:
-            shown = task_view(info, task)
+            shown = show.task_view(info, task)
             if shown is None:
                 continue
             sys.stdout.write(show.job_text(shown, now, self.one_liner, self.details))
@@ -276,6 +281,8 @@ class Session:
             self.exit_code = 1 if names is not None else self.exit_code
             print(f"Node {names} not found" if names is not None else "No nodes in the system")
             return
+        if self.json:
+            return as_json.nodes(nodes, lambda n: node_layout(config, n.name, n.cpus))
         port = getattr(config, "slurmd_port", None)
         for node in nodes:
             text = show.node_text(
@@ -291,6 +298,8 @@ class Session:
             return
         if name is not None:
             parts = [p for p in parts if p.name == name]
+        if self.json:
+            return as_json.partitions(parts)
         if not parts:
             self.exit_code = 1 if name is not None else self.exit_code
             print(
@@ -421,27 +430,6 @@ def parse_node_update(args: Sequence[str]) -> dict[str, Any]:
     return {"names": names, "state": state, "reason": reason}
 
 
-def task_view(job: JobInfo, task: int | None) -> JobInfo | None:
-    """The record to print for ``show job ID_TASK`` (None: task not in this job): for a
-    pending array, a copy of its attributes with that ``array_task_id``, no task range.
-    """
-    if task is None:
-        return job
-    if job.array_task_id == task:
-        return job
-    task_str = getattr(job, "array_task_str", None)
-    if job.state != "PENDING" or not task_str:
-        return None
-    from slurmlite.taskranges import parse_task_ranges
-
-    if task not in parse_task_ranges(task_str):
-        return None
-    view = SimpleNamespace(**{**vars(job), "array_task_id": task, "array_task_str": None})
-    if "%" in task_str and getattr(view, "array_max_tasks", None) is None:
-        view.array_max_tasks = int(task_str.split("%", 1)[1])
-    return view  # type: ignore[return-value]
-
-
 def full_config(client: Any) -> Any:
     """The configuration with node layouts, ``SlurmdPort`` and ``SlurmctldHost``, or None.
 
@@ -491,6 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     session = Session(
         one_liner=args.flag("oneliner"), details=bool(args.get("details")), quiet=args.flag("quiet")
     )
+    session.json = args.flag("json")
     if args.positionals:
         session.run(args.positionals)
     else:

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from types import SimpleNamespace
 
+from cli.sinfo_format import gres_used
 from cli.squeue_format import NO_VAL, attr, convert_mb, expected_end, node_list, start_time
 from slurmlite import states, timefmt
 
@@ -200,12 +202,35 @@ def job_lines(job: JobInfo, now: float, details: bool = False) -> list[str]:
         lines.append(f"TresPerJob={job.tres_per_job}")
     if job.tres_per_node:
         lines.append(f"TresPerNode={job.tres_per_node}")
+    if job.mail_type and job.mail_user:  # after the TresPer lines, as Slurm prints it
+        lines.append(f"MailUser={job.mail_user} MailType={job.mail_type}")
     lines.append("")  # Slurm ends every job record with one more separator
     return lines
 
 
 def job_text(job: JobInfo, now: float, one_liner: bool = False, details: bool = False) -> str:
     return join_record(job_lines(job, now, details), one_liner)
+
+
+def task_view(job: JobInfo, task: int | None) -> JobInfo | None:
+    """The record to print for ``show job ID_TASK`` (None: task not in this job): for a
+    pending array, a copy of its attributes with that ``array_task_id``, no task range.
+    """
+    if task is None:
+        return job
+    if job.array_task_id == task:
+        return job
+    task_str = getattr(job, "array_task_str", None)
+    if job.state != "PENDING" or not task_str:
+        return None
+    from slurmlite.taskranges import parse_task_ranges
+
+    if task not in parse_task_ranges(task_str):
+        return None
+    view = SimpleNamespace(**{**vars(job), "array_task_id": task, "array_task_str": None})
+    if "%" in task_str and getattr(view, "array_max_tasks", None) is None:
+        view.array_max_tasks = int(task_str.split("%", 1)[1])
+    return view  # type: ignore[return-value]
 
 
 # -------------------------------------------------------------------- nodes
@@ -251,6 +276,8 @@ def node_lines(
         f"Gres={node.gres or '(null)'}",
         "".join(addr),
     ]
+    if node.outside_gpus:  # not Slurm's (it has no outside use): where the GPUs went
+        lines.insert(-1, f"GresUsed={gres_used(node)}")
     if node.os:
         lines.append(f"OS={node.os} ")
     lines += [
@@ -294,16 +321,21 @@ def node_text(
 # --------------------------------------------------------------- partitions
 
 
-def partition_lines(part: PartitionInfo) -> list[str]:
-    default_time = (
-        "NONE" if part.default_time is None else timefmt.fmt_fixed(part.default_time * 60)
-    )
+def partition_tres(part: PartitionInfo) -> str:
+    """``cpu=4,mem=8000M,node=2,billing=4,gres/gpu=4``: everything the partition holds."""
     tres = f"cpu={part.total_cpus}"
     if part.total_mem:
         tres += f",mem={convert_mb(part.total_mem)}"
     tres += f",node={part.total_nodes},billing={part.total_cpus}"
     if part.total_gpus:
         tres += f",gres/gpu={part.total_gpus}"
+    return tres
+
+
+def partition_lines(part: PartitionInfo) -> list[str]:
+    default_time = (
+        "NONE" if part.default_time is None else timefmt.fmt_fixed(part.default_time * 60)
+    )
     return [
         f"PartitionName={part.name}",
         "AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL",
@@ -319,7 +351,7 @@ def partition_lines(part: PartitionInfo) -> list[str]:
         "SelectTypeParameters=NONE",
         "JobDefaults=(null)",
         "DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED",
-        f"TRES={tres}",
+        f"TRES={partition_tres(part)}",
     ]
 
 

@@ -6,6 +6,8 @@ and cells live in :mod:`cli.sinfo_format`)::
     options -> format choice -> client.get_partitions() + get_nodes()
             -> node filters -> build_groups -> sort_groups -> sf.render
 
+(the node filters, ``-n``/``-d``/``-r``/``-t``, live in :mod:`cli.sinfo_filter`)
+
 Format choice, first match wins: ``-o``/``-O`` as given; ``-s``; ``-N``
 (``-l``: long node list); ``-R``; ``SINFO_FORMAT``; the default (``-l``:
 long).  ``-l`` (and ``-i``, ``-v``) print the date first, ``-h`` drops the
@@ -54,6 +56,7 @@ from cli.common import (
     reported,
 )
 from cli.format_codes import Column
+from cli.sinfo_filter import VALID_STATES, NodeFilter, node_selected, parse_states
 from slurmlite import hostlist
 from slurmlite.errors import CommandLineError, SlurmError
 from slurmlite.options import SINFO
@@ -89,6 +92,7 @@ Show partitions and the state of their nodes.
   -S, --sort=KEYS            e.g. "#P,-t" (default) or "N"
   -t, --states=STATES        e.g. idle,mix or "drain&down" (all must hold)
       --noconvert            print sizes without K/M/G units
+      --json                 nodes and partitions as JSON (openapi v0.0.38 records)
   -V, --version              print the version
       --help, --usage        this text
 """
@@ -99,89 +103,6 @@ def _uid_of(name: str) -> int | None:
         return pwd.getpwnam(name).pw_uid
     except KeyError:
         return None
-
-
-# ----------------------------------------------------------- node filters
-
-VALID_STATES = (
-    "unknown,down,idle,allocated,?,mixed,future,drain,drained,draining,no_respond,reserved,"
-    "perfctrs,cloud,completing,powering_down,powered_down,power_down,powering_up,fail,maint,"
-    "reboot,reboot^,unknown"
-)
-_STATE_WORDS = (  # name (or compact) prefix -> state number, tried in this order
-    (("UNKNOWN", "UNK"), 0), (("DOWN",), 1), (("IDLE",), 2), (("ALLOCATED", "ALLOC"), 3),
-    (("MIXED", "MIX"), 5), (("FUTURE", "FUTR"), 6), (("PLANNED", "PLND"), 0x200000),
-    (("DRAIN",), sf.DRAIN), (("DRAINED",), sf.DRAIN | 2), (("RESV", "RESERVED"), 0x20),
-    (("PERFCTRS", "NPC"), 0x10), (("DRAINING", "DRNG"), sf.DRAIN | 3),
-    (("COMPLETING", "COMP"), sf.COMPLETING), (("NO_RESPOND",), sf.NO_RESPOND),
-    (("POWERING_DOWN", "POWRNG_DN"), 0x40000), (("POWERED_DOWN", "POW_DN"), 0x1000),
-    (("POWER_DOWN",), 0x800000), (("POWERING_UP", "POW_UP"), 0x4000), (("FAIL",), 0x2000),
-    (("MAINT",), 0x8000), (("REBOOT",), 0x10000), (("REBOOT^",), 0x100000), (("CLOUD",), 0x80),
-)  # fmt: skip
-
-
-class NodeFilter:
-    """``-n``, ``-d``, ``-r``, ``-t``: which nodes count at all."""
-
-    __slots__ = ("nodes", "dead", "responding", "states", "states_and")
-
-    def __init__(
-        self,
-        nodes: set[str] | None = None,
-        dead: bool = False,
-        responding: bool = False,
-        states: list[int] | None = None,
-        states_and: bool = False,
-    ) -> None:
-        self.nodes, self.dead, self.responding = nodes, dead, responding
-        self.states, self.states_and = states, states_and
-
-
-def parse_states(text: str) -> tuple[list[int], bool]:
-    """``-t`` text -> (state numbers, all-must-match); ValueError names the bad word."""
-    if text.lower() == "all":
-        return list(range(7)) + [sf.DRAIN, sf.COMPLETING], False
-    wanted: list[int] = []
-    for word in filter(None, re.split(r"[,&]", text)):
-        up = word.upper()
-        number = next((n for names, n in _STATE_WORDS if any(x.startswith(up) for x in names)), -1)
-        if number < 0:
-            raise ValueError(f'Bad state string: "{word}"')
-        wanted.append(number)
-    return wanted, "&" in text
-
-
-def _is_draining(number: int) -> bool:
-    return bool(number & sf.DRAIN) and (number & 0xF in (3, 5) or bool(number & sf.COMPLETING))
-
-
-def _wanted(node_number: int, alloc_cpus: int, want: int) -> bool:
-    if want == sf.DRAIN:
-        return bool(node_number & sf.DRAIN)
-    if _is_draining(want):
-        return _is_draining(node_number)
-    if want & sf.DRAIN:  # drained = drain flag, not draining
-        return bool(node_number & sf.DRAIN) and not _is_draining(node_number)
-    if want & sf.FLAG_MASK:
-        return bool(want & node_number)
-    if want == 3:
-        return alloc_cpus > 0
-    return node_number & 0xF == want
-
-
-def node_selected(node: NodeInfo, query: NodeFilter) -> bool:
-    """sinfo's node filters: -n, -d, -r, -t (``all`` must hold with ``&``)."""
-    number = sf.node_state(node)
-    if query.nodes is not None and node.name not in query.nodes:
-        return False
-    if query.dead and not number & sf.NO_RESPOND:
-        return False
-    if query.responding and number & sf.NO_RESPOND:
-        return False
-    if query.states:
-        hits = [_wanted(number, node.alloc_cpus, w) for w in query.states]
-        return all(hits) if query.states_and else any(hits)
-    return True
 
 
 # --------------------------------------------------------------- grouping
@@ -394,7 +315,7 @@ def build_query(opts: ParsedOptions) -> tuple[sf.Query, NodeFilter]:
             ) from None
     states = get("states")
     if states is None and q.list_reasons:
-        states = "down,fail,drain"
+        states, f.outside = "down,fail,drain", True
     if states is not None:
         try:
             f.states, f.states_and = parse_states(states)
@@ -464,6 +385,10 @@ def run(argv: Sequence[str]) -> int:
     except SlurmError as exc:
         perror("slurm_load_partitions", exc)
         return 1
+    if opts.flag("json"):  # filters apply; format options and -i do not (cli/json_out.py)
+        from cli.json_nodes import print_sinfo
+
+        return print_sinfo(client, *query, node_selected)
     dated = not opts.flag("noheader") and (iterate or opts.count("verbose") or opts.flag("long"))
     while True:
         if dated:

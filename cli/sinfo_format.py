@@ -227,12 +227,14 @@ def sct(node: NodeInfo) -> tuple[int, int, int]:
 
 
 def gres_used(node: NodeInfo) -> str:
-    """``GresUsed``: ``gpu:(null):1(IDX:0)``, ``gpu:a100:0(IDX:N/A)``, ``(null)``."""
+    """``GresUsed``: ``gpu:(null):1(IDX:0)``, ``gpu:a100:0(IDX:N/A)``, ``(null)``.
+
+    GPUs used outside slurmlite count as used (``NodeInfo.outside_gpus``)."""
     if not node.gres or node.gres == "(null)" or not node.gpus:
         return "(null)"
     parts = node.gres.split(":")
     kind = parts[1] if len(parts) > 2 else "(null)"
-    used = sorted(set(node.alloc_gpus))
+    used = sorted({*node.alloc_gpus, *node.outside_gpus})
     return f"{parts[0]}:{kind}:{len(used)}(IDX:{_ranges(used) if used else 'N/A'})"
 
 

@@ -13,6 +13,7 @@
     slurmlite list runs | get run ID | logs ID | cancel ID    (cli.slurmlite_runs)
     slurmlite secret set|list|delete                          (cli.slurmlite_runs)
     slurmlite simulate TRACE.swf [--policy P] [--compare P ...] (cli.slurmlite_simulate)
+    slurmlite report [--start T] [--end T] [--by user|account] [--json] (cli.slurmlite_report)
 
 Examples::
 
@@ -32,6 +33,7 @@ from cli.slurmlite_archive import archive
 from cli.slurmlite_check import check
 from cli.slurmlite_explain import explain
 from cli.slurmlite_keys import keys
+from cli.slurmlite_report import report
 from cli.slurmlite_run import run
 from cli.slurmlite_runs import cancel, get_group, list_group, logs, secret
 from cli.slurmlite_simulate import simulate
@@ -149,6 +151,7 @@ main.add_command(logs)
 main.add_command(cancel)
 main.add_command(secret)
 main.add_command(simulate)
+main.add_command(report)
 
 
 @main.command("node-run", hidden=True)

@@ -11,7 +11,9 @@ array, ``57_5`` one task), ``-A``/``-q``/``-n`` (case-insensitive), ``-t``
 (default: pending, running, suspended, completing), ``-w``, ``-u``/``--me``,
 ``-p``.  A single ``-j`` id that the controller does not know is an error
 (``slurm_load_jobs error: Invalid job id specified``, exit 1, even with
-``-h``); a known but finished job is just filtered out.
+``-h``); a known but finished job is just filtered out.  ``--json``
+(:func:`show_json`) keeps the same jobs and prints them as v0.0.38 records
+(``cli/json_jobs.py``), unsorted and unfolded.
 
 Sorting (``-S``, ``SQUEUE_SORT``, default ``P,t,-p``): letters are applied
 last to first, each a stable sort (Slurm uses glibc's ``qsort``, a stable
@@ -40,6 +42,7 @@ from cli.common import (
     answered_info,
     argv_or_default,
     error,
+    get_client,
     parse_options,
     perror,
     reported,
@@ -86,6 +89,7 @@ Show the jobs in the queue.  Main options:
   --start                    expected start of pending jobs
   -t, --states=states        e.g. PD,R or all             -u, --user=users
   -w, --nodelist=hostlist    jobs on these nodes          -V, --version
+  --json                     the selected jobs as JSON (Slurm's openapi v0.0.38 records)
 """
 
 
@@ -340,6 +344,15 @@ def date_line(now: float) -> str:
     return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now))
 
 
+def unknown_single_job(q: Query, jobs: Sequence[Any]) -> bool:
+    """A single ``-j`` id the controller does not know: report it (exit 1, even with -h)."""
+    single = q.single_job
+    if single is None or any(single in (j.job_id, j.array_job_id) for j in jobs):
+        return False
+    perror("slurm_load_jobs error", "Invalid job id specified")
+    return True
+
+
 def show_once(q: Query, out: Any, now: float) -> int:
     """Load, filter, sort and print once; return the exit status.
 
@@ -361,9 +374,7 @@ def _show_once(q: Query, out: Any, now: float) -> int:
     except SlurmError as exc:
         perror("slurm_load_jobs error", exc)
         return 1
-    single = q.single_job
-    if single is not None and not any(single in (j.job_id, j.array_job_id) for j in jobs):
-        perror("slurm_load_jobs error", "Invalid job id specified")
+    if unknown_single_job(q, jobs):
         return 1
     for problem in problems:
         error(PROG, problem)
@@ -383,6 +394,26 @@ def _show_once(q: Query, out: Any, now: float) -> int:
     return 0
 
 
+def show_json(q: Query) -> int:
+    """``--json``: one v0.0.38 record per job the filters keep, in the controller's order;
+    pending array tasks stay apart (no folding into ``57_[...]`` rows)."""
+    from cli import json_out
+    from cli.json_jobs import job_record
+
+    try:
+        client = get_client(PROG)
+        jobs = client.get_jobs(all_states=True)
+    except SlurmError as exc:
+        perror("slurm_load_jobs error", exc)
+        return 1
+    if unknown_single_job(q, jobs):
+        return 1
+    cluster = client.config.cluster_name
+    kept = [job_record(job, cluster) for job in jobs if keep(Row.of(job), q)]
+    json_out.write(json_out.document("slurm", jobs=kept))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from slurmlite.options import SQUEUE
 
@@ -393,6 +424,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         q = build_query(args)
     except CommandLineError as exc:
         return reported(exc)
+    if args.flag("json"):  # filters apply; format, sort and -i do not (cli/json_out.py)
+        return show_json(q)
     status = 0
     while True:
         now = clock()

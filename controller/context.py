@@ -32,6 +32,9 @@ from controller.jobs.service import JobService
 from controller.jobs.validate import SubmitValidator
 from controller.nodes.agent_client import AgentClient, HttpAgentClient, Signer
 from controller.nodes.service import NodeService
+from controller.notify import outbox
+from controller.notify.senders import Sender, sender_for
+from controller.notify.worker import DeliveryWorker
 from controller.runs.logs import AgentLogs
 from controller.runs.service import RunService
 from controller.sched.invariants import Report, check
@@ -113,6 +116,18 @@ class Controller:
         self.runs = RunService(self.db, cfg.state_save_location, cluster_key, clock)
         self.logs = AgentLogs(self.signer)
         self._collecting: asyncio.Task[None] | None = None
+        # notifications: events recorded with each job change, sent by a worker thread
+        # (controller.notify); a test sets notify_sender to a RecordingSender
+        self.notify_sender: Sender | None = None
+        where = outbox.destinations(lambda: self.cfg.webhook)
+        self._notify_hook = outbox.install(self.db.sessions, clock, where)
+        self.notifier = DeliveryWorker(
+            self.db,
+            lambda: self.notify_sender or sender_for(self.cfg),
+            where,
+            clock,
+            lambda: self.cfg.cluster_name,
+        )
         self.started = clock()
 
     @property
@@ -208,6 +223,7 @@ class Controller:
         self._task = asyncio.create_task(self.loop.run())
         self._purging = asyncio.create_task(self.retention.loop())
         self._collecting = asyncio.create_task(self._collect_snapshots())
+        self.notifier.start()
 
     async def _collect_snapshots(self) -> None:
         """Unreferenced code snapshots go after ``SlurmliteSnapshotKeep`` (hourly check)."""
@@ -230,5 +246,7 @@ class Controller:
             await self._task
         if self._sending:
             await asyncio.wait(self._sending)
+        await asyncio.to_thread(self.notifier.stop)
+        outbox.uninstall(self.db.sessions, self._notify_hook)
         await self.agents.close()
         self.db.close()

@@ -12,7 +12,8 @@ other pair is a global setting (repeated: the last wins).  Unknown keys
 warn (``Config.warnings``) and are kept, lower-cased, in ``extra``; a line
 we cannot use raises :class:`ConfigError` starting ``file:line:``.
 
-Pass one types each value on the line that wrote it (so errors name it);
+Pass one types each value on the line that wrote it (so errors name it;
+the kinds of value and their checks: :mod:`slurmlite.confvalues`);
 pass two resolves ``Nodes=`` (``ALL`` = every node), the default partition
 (several ``Default=YES``: the last wins) and derived defaults.  Invariant:
 node names are unique, partitions name only known nodes, one default at most.
@@ -44,7 +45,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from slurmlite import gresconf, hostlist
+from slurmlite import gresconf
 from slurmlite.conftext import (
     DEFAULT_CONF,
     MAX_INCLUDE_DEPTH,
@@ -55,32 +56,22 @@ from slurmlite.conftext import (
     split_pairs,
 )
 from slurmlite.conftext import read_file as _read_file
+from slurmlite.confvalues import convert, expand_hosts, per_node
+from slurmlite.gpu_outside import GpuOutsideUse
 from slurmlite.gresconf import GresConf, autodetect_for_node, gres_for_node, parse_gres_spec
-from slurmlite.retention import Purge, parse_purge
+from slurmlite.retention import Purge
 
 __all__ = ["Config", "ConfigError", "GresConf", "NodeConf", "PartitionConf", "autodetect_for_node",
            "gres_for_node", "load_config", "parse_config"]  # fmt: skip
 SLURM_VERSION = "22.05.8"
-AUTH_TYPES = ("auth/local", "auth/munge", "auth/jwt")
-NODE_STATES = ("UNKNOWN", "IDLE", "DOWN", "DRAIN", "FAIL", "FAILING", "FUTURE", "CLOUD")
-PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
 _FACTORS = "Age Assoc Fairshare JobSize Partition QOS".split()
 PRIORITY_WEIGHT_KEYS = tuple(f"PriorityWeight{factor}" for factor in _FACTORS)
 _NO_WEIGHTS = {factor.lower(): 0 for factor in _FACTORS}  # priority_weights keys: "age", ...
-_INT_KINDS = {  # whole-number kinds: (lowest, highest) accepted value
-    "int": (0, None), "sec": (0, None), "pos": (1, None), "port": (1, 65535),
-    "rts": (0, 2), "prio": (0, 65533), "array": (0, 4000001), "weight": (0, 4294967295),
-}  # fmt: skip
-_CHOICES = {
-    "auth": AUTH_TYPES, "nstate": NODE_STATES, "pstate": PARTITION_STATES,
-    "bool": ("YES", "NO", "TRUE", "FALSE", "1", "0"),
-    "reset": ("NONE", "NOW", "DAILY", "WEEKLY", "MONTHLY", "QUARTERLY", "YEARLY"),
-}  # fmt: skip
 _CTL_HOST = re.compile(r"([^()\s]+)(?:\(([^()\s]+)\))?")
 
 
 def _key(key: str, kind: str, default: Any = None, factory: Callable[[], Any] | None = None) -> Any:
-    """A dataclass field read from ``key``; ``kind`` says how :func:`convert` types it."""
+    """A dataclass field read from ``key``; ``kind`` says how :func:`slurmlite.confvalues.convert` types it."""
     extra = {"default_factory": factory} if factory else {"default": default}
     return field(metadata={"key": key, "kind": kind}, **extra)
 
@@ -122,6 +113,7 @@ class PartitionConf:
     priority_tier: int = _key("PriorityTier", "prio", 1)
     tres_billing_weights: str = _key("TRESBillingWeights", "str", "")  # "": bill CPUs
     qos: str = _key("QOS", "str", "")  # a QOS whose limits apply to all its jobs; "": none
+    idle_gpu_policy: dict[str, str] = _key("SlurmliteIdleGpuPolicy", "idlegpu", factory=dict)
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -194,6 +186,8 @@ class Config:
     prolog_epilog_timeout: int = _key("PrologEpilogTimeout", "sec", 65534)  # 65534: no limit
     prolog_flags: list[str] = _key("PrologFlags", "list", factory=list)  # accepted
     max_batch_requeue: int = _key("MaxBatchRequeue", "int", 5)  # failed launches before FAILED
+    # seconds between an agent's usage samples of a running job (agent.sampling); 0: none
+    job_acct_gather_frequency: int = _key("JobAcctGatherFrequency", "freq", 30)
     # retention (slurmdbd.conf's keys; slurmlite/retention.py): None keeps every job forever
     purge_job_after: Purge | None = _key("PurgeJobAfter", "purge", None)
     archive_jobs: bool = _key("ArchiveJobs", "bool", False)
@@ -213,6 +207,16 @@ class Config:
     snapshot_keep: int = _key("SlurmliteSnapshotKeep", "sec", 7 * 86400)
     run_log_keep: int = _key("SlurmliteRunLogKeep", "sec", 7 * 86400)
     priority_class_qos: list[str] = _key("SlurmlitePriorityClassQOS", "list", factory=list)
+    # notifications (controller.notify; docs/notifications.md): MailProg is run as Slurm runs
+    # it; else SMTP to SlurmliteMailServer (host:port); SlurmliteWebhook gets every event
+    mail_prog: str | None = _key("MailProg", "optpath")
+    mail_domain: str = _key("MailDomain", "str", "")  # appended to a recipient without "@"
+    mail_server: str = _key("SlurmliteMailServer", "str", "")
+    mail_from: str = _key("SlurmliteMailFrom", "str", "slurm@localhost")
+    webhook: str = _key("SlurmliteWebhook", "str", "")
+    # jobs whose GPUs stay idle (slurmlite.idlegpus); {}: off; a partition's keys override
+    idle_gpu_policy: dict[str, str] = _key("SlurmliteIdleGpuPolicy", "idlegpu", factory=dict)
+    gpu_outside_use: GpuOutsideUse = _key("SlurmliteGpuOutsideUse", "gpuout", GpuOutsideUse())
     nodes: list[NodeConf] = field(default_factory=list)
     partitions: list[PartitionConf] = field(default_factory=list)
     gres: list[GresConf] = field(default_factory=list)  # gres.conf device lines
@@ -265,73 +269,6 @@ GLOBAL_KEYS = _keys(Config) | {
 }
 NODE_KEYS = _keys(NodeConf)
 PARTITION_KEYS = _keys(PartitionConf)
-
-
-def convert(kind: str, value: str, key: str, where: str) -> Any:
-    """One raw value -> its typed form (``kind`` from the field); ConfigError if invalid."""
-    bad = ConfigError(f"{where}: invalid value '{value}' for {key}")
-    if kind in ("str", "path", "host"):
-        return value
-    if kind == "optpath":
-        return value or None
-    if kind == "list":
-        return [item.strip() for item in value.split(",") if item.strip()]
-    if kind == "authalt":  # AuthAltTypes: a list of alternative AuthTypes (only auth/jwt)
-        names = [name.lower() for name in convert("list", value, key, where)]
-        if any(name != "auth/jwt" for name in names):
-            raise bad
-        return names
-    if kind == "params":  # "bf_window=60,bf_continue" -> {"bf_window": "60", "bf_continue": ""}
-        pairs = (item.partition("=") for item in convert("list", value, key, where))
-        return {name.strip(): arg.strip() for name, _, arg in pairs}
-    if kind in _CHOICES:
-        word = value.lower() if kind == "auth" else value.upper()
-        if word not in _CHOICES[kind]:
-            raise bad
-        return word in ("YES", "TRUE", "1") if kind == "bool" else word
-    if kind in ("time", "fsec", "gres"):
-        try:
-            if kind == "fsec" and float(value) > 0:
-                return float(value)
-            if kind == "gres":
-                parse_gres_spec(value)  # ValueError if malformed; NodeConf keeps the text
-                return value
-            if kind == "time":  # minutes; None = UNLIMITED
-                from slurmlite.timefmt import duration_to_minutes, parse_duration
-
-                seconds = parse_duration(value)
-                return None if seconds is None else duration_to_minutes(seconds)
-        except ValueError:
-            pass
-        raise bad
-    if kind == "purge":  # PurgeJobAfter=12month (slurmdbd.conf(5)): Slurm's message, then ours
-        try:
-            return parse_purge(value)
-        except ValueError as e:
-            raise ConfigError(f'{where}: Bad value "{value}" for {key}: {e}') from None
-    if kind == "ports":  # "6818" or "[17001-17004]": one port per node, in order
-        return [convert("port", port, key, where) for port in _hosts(value, key, where)]
-    lo, hi = _INT_KINDS[kind]
-    if not value.isdecimal() or int(value) < lo or (hi is not None and int(value) > hi):
-        raise bad
-    return int(value)
-
-
-def _hosts(value: str, key: str, where: str) -> list[str]:
-    try:
-        return hostlist.expand(value)
-    except ValueError:
-        raise ConfigError(f"{where}: invalid hostlist '{value}' for {key}") from None
-
-
-def _per_node(expr: str, names: list[str], key: str, where: str) -> list[str]:
-    """NodeAddr/NodeHostname: one host for every node, or one per node in order."""
-    if not expr:
-        return names
-    hosts = _hosts(expr, key, where)
-    if len(hosts) not in (1, len(names)):
-        raise ConfigError(f"{where}: {key} names {len(hosts)} hosts for {len(names)} nodes")
-    return hosts * len(names) if len(hosts) == 1 else hosts
 
 
 class _Reader:
@@ -418,9 +355,9 @@ class _Reader:
         self.part_nodes.append((self.cfg.partitions[-1], nodes, where))
 
     def add_nodes(self, expr: str, got: dict[str, Any], where: str) -> None:
-        names = _hosts(expr, "NodeName", where)
-        addrs = _per_node(got.pop("addr", ""), names, "NodeAddr", where)
-        hostnames = _per_node(got.pop("hostname", ""), names, "NodeHostname", where)
+        names = expand_hosts(expr, "NodeName", where)
+        addrs = per_node(got.pop("addr", ""), names, "NodeAddr", where)
+        hostnames = per_node(got.pop("hostname", ""), names, "NodeHostname", where)
         ports = got.pop("port", None) or [0]  # 0: SlurmdPort, filled in by finish()
         if len(ports) not in (1, len(names)):
             raise ConfigError(f"{where}: Port gives {len(ports)} ports for {len(names)} nodes")
@@ -448,7 +385,9 @@ class _Reader:
         cfg = self.cfg
         every = [node.name for node in cfg.nodes]
         for part, expr, where in self.part_nodes:
-            wanted = every if (expr or "").upper() == "ALL" else _hosts(expr or "", "Nodes", where)
+            wanted = (
+                every if (expr or "").upper() == "ALL" else expand_hosts(expr or "", "Nodes", where)
+            )
             for name in wanted:
                 if name not in self.names:
                     raise ConfigError(

@@ -125,8 +125,8 @@ def resource_rows(p: str) -> dict[str, OptionSpec]:
         row("immediate", "I", OPT, UNS, env=f"{p}IMMEDIATE"),  # salloc and srun
         row("job-name", "J", REQ, env=f"{p}JOB_NAME"),
         row("licenses", "L", REQ, UNS),
-        row("mail-type", "", REQ, IGN),
-        row("mail-user", "", REQ, IGN),
+        row("mail-type", "", REQ),  # slurmlite.mailtype; controller.notify sends
+        row("mail-user", "", REQ),
         row("mcs-label", "", REQ, IGN),
         row("mem", "", REQ, env=f"{p}MEM_PER_NODE"),
         row("mem-bind", "", REQ, IGN, env=f"{p}MEM_BIND"),

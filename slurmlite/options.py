@@ -132,7 +132,7 @@ SQUEUE = OptionTable(
         row("user users", "u", REQ, env="SQUEUE_USERS", key="user"),
         row("verbose", "v", repeat="count"),
         row("version", "V"),
-        row("json", "", NO, UNS),
+        row("json"),  # cli/json_*.py
         row("yaml", "", NO, UNS),
         row("", "U", REQ, key="accounts"),  # old spelling of -A
     ),
@@ -207,7 +207,7 @@ SINFO = OptionTable(
         row("usage"),
         row("verbose", "v", repeat="count"),
         row("version", "V"),
-        row("json", "", NO, UNS),
+        row("json"),  # cli/json_*.py
         row("yaml", "", NO, UNS),
     ),
 )
@@ -278,7 +278,7 @@ SACCT = OptionTable(
         row("wckeys", "W", REQ, UNS),
         row("whole-hetjob", "", OPT, UNS),
         row("associations", "x", REQ, UNS),
-        row("json", "", NO, UNS),
+        row("json"),  # cli/json_*.py
         row("yaml", "", NO, UNS),
         row("", "t", key="allocations"),  # old spelling of -X
     ),
@@ -298,6 +298,7 @@ SCONTROL = OptionTable(
         row("help", "h"),
         row("hide", "", NO, IGN),  # slurmlite has no hidden partitions
         row("local", "", NO, IGN, env="SCONTROL_LOCAL"),
+        row("json"),  # show job|node|partition (cli/json_*.py)
         row("oneliner", "o"),
         row("quiet", "Q"),
         row("sibling", "", NO, IGN, env="SCONTROL_SIB SCONTROL_SIBLING"),
@@ -305,6 +306,7 @@ SCONTROL = OptionTable(
         row("usage", "", key="help"),  # scontrol --usage prints the help
         row("verbose", "v", repeat="count"),
         row("version", "V"),
+        row("yaml", "", NO, UNS),
     ),
 )
 

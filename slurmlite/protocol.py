@@ -24,6 +24,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from slurmlite.usage import GpuUsage, NodeUsage, UsageSummary
+
 API_PREFIX = "/v1"
 
 T = TypeVar("T")
@@ -151,6 +153,10 @@ class JobSubmit:
     script_encoding: str | None = None
     array: str | None = None  # --array as given (``0-15:4``, ``1,3,5-7%2``); slurmlite.arrays
     script_args: list[str] = field(default_factory=list)  # ``sbatch job.sh a b``: [a, b]
+    # --mail-type in its canonical form (slurmlite.mailtype) and --mail-user (None: the
+    # submitting user; an http(s) URL: a JSON webhook instead of a mail)
+    mail_type: str | None = None
+    mail_user: str | None = None
 
 
 @dataclass
@@ -256,6 +262,11 @@ class JobInfo:
     sched_nodes: list[str] = field(default_factory=list)
     # what the job still waits for, as scontrol shows it: afterok:50(unfulfilled)
     dependency: str | None = None
+    mail_type: str | None = None  # canonical --mail-type (None: no mail)
+    mail_user: str | None = None  # where its notifications go (slurmlite.mailtype)
+    # measured usage of the current run, one summary per node (accounting answers only;
+    # slurmlite.usage.combine makes the job's figures)
+    usage: list[NodeUsage] = field(default_factory=list)
 
 
 @dataclass
@@ -287,6 +298,9 @@ class NodeInfo:
     os: str | None = None
     cpu_load: float | None = None
     free_mem: int | None = None
+    # GPUs no job may get: in use outside the scheduler, or freed less than the settle
+    # time ago (controller.nodes.outside_gpus); counted in GresUsed, not in alloc_gpus
+    outside_gpus: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -341,146 +355,27 @@ class NodeUpdate:
 
 
 # ---------------------------------------------------- controller <-> agent
-
-
-@dataclass
-class NodeRegister:
-    """Agent -> controller: who I am and what I have."""
-
-    name: str
-    addr: str
-    port: int
-    hostname: str
-    cpus: int
-    real_memory: int
-    gpus: list[str]  # GPU model names, one per device, NVML order
-    gpu_type: str | None
-    running_jobs: list[int] = field(default_factory=list)
-    boot_time: float | None = None
-    start_time: float | None = None
-    version: str = ""
-    arch: str = ""
-    os: str = ""  # uname system, release and version: "Linux 6.1.0-18-amd64 #1 SMP ..."
-    cpu_load: float | None = None  # five-minute load average; None = not known
-    free_mem: int | None = None  # MiB never used (MemFree); None = not known
-
-
-@dataclass
-class NodeHeartbeat:
-    """Agent -> controller, every heartbeat interval: still here, holding these jobs.
-
-    ``cpu_load`` and ``free_mem`` refresh what registration said (``None``:
-    not measured this time, the controller keeps the last value).
-    """
-
-    running_jobs: list[int] = field(default_factory=list)
-    cpu_load: float | None = None
-    free_mem: int | None = None
-
-
-@dataclass
-class JobCompletion:
-    """Agent -> controller: a batch step ended (retried until acknowledged)."""
-
-    node: str
-    job_id: int
-    restarts: int
-    step_id: str
-    exit_code: int  # raw wait status
-    start_time: float | None = None
-    end_time: float | None = None
-    launch_failed: bool = False
-    reason: str | None = None  # e.g. "JobLaunchFailure"
-    detail: str | None = None  # why, in a few words, e.g. "User not found on host"
-    # a site script on the node failed (slurmlite.scriptenv): "prolog" (nothing ran: the
-    # controller drains the node and requeues the job held) or "epilog" (drains the node)
-    failed_script: str | None = None
-    # the agent killed the run because it was cut off from the controller (agent.cutoff):
-    # not the job's own end; the controller requeues the job if it still runs here
-    fenced: bool = False
-
-
-@dataclass
-class CompletionBatch:
-    """Agent -> controller: every completion the agent still owes, in one request.
-
-    The controller records them in one transaction and answers one
-    :class:`CompletionAck` per item; the agent deletes a spool file only for
-    an item acknowledged ``ok``.  Every item must name the signing node.
-    """
-
-    completions: list[JobCompletion] = field(default_factory=list)
-
-
-@dataclass
-class CompletionAck:
-    """Controller -> agent: one completion of a batch is recorded (or was already)."""
-
-    job_id: int
-    restarts: int
-    ok: bool = True  # durable: the agent may forget it
-    changed: bool = False  # False: a duplicate or a stale run, nothing changed
-
-
-@dataclass
-class CompletionAcks:
-    results: list[CompletionAck] = field(default_factory=list)
-
-
-@dataclass
-class LaunchSpec:
-    """Controller -> agent: run the batch script of one job.
-
-    ``credential`` (see ``slurmlite.credential``) covers job, step, uid, gid,
-    nodes, the script's SHA-256 and an expiry; the agent checks it before it
-    spawns anything.
-    """
-
-    credential: str
-    job_id: int
-    restarts: int
-    step_id: str
-    name: str
-    uid: int
-    gid: int
-    user: str
-    script: str  # the stored form (slurmlite.scriptbytes): text, or a marker and base64
-    work_dir: str
-    environment: dict[str, str]  # the final environment, built by the controller
-    std_out: str  # expanded path, absolute
-    std_err: str  # expanded path, absolute (same as std_out when merged)
-    std_in: str
-    open_mode: str
-    # the job's GPUs on this node, as the plan chose them: the node's indices (0..k-1),
-    # not renumbered per job; the environment's GPU variables say the same, and an
-    # agent whose node owns a subset of a machine's GPUs points them at the
-    # machine's devices from this field (agent.gres.device_indices)
-    gpus: list[int]
-    kill_wait: int
-    time_limit_s: int | None = None
-    mem_mib: int = 0  # the job's memory on this node (the cgroup's limit); 0: no limit
-    script_args: list[str] = field(default_factory=list)  # the script's "$1" "$2" ...
-
-
-@dataclass
-class SignalSpec:
-    """Controller -> agent: signal or terminate a job's processes."""
-
-    credential: str
-    job_id: int
-    restarts: int
-    signal: int | None  # None = terminate: SIGCONT, SIGTERM, KillWait, SIGKILL
-    kill_wait: int = 30
-    message: str | None = None  # written to the job's stderr first (timeouts)
-    batch_only: bool = False  # scancel -b: the batch shell only
-    full: bool = False  # scancel -f: the batch shell, its children and the steps
-
+# The schemas between the controller and its agents live in slurmlite/protocol_agent.py
+# (what flows which way is described there); they are part of this module's namespace.
+from slurmlite.protocol_agent import CompletionAck as CompletionAck  # noqa: E402
+from slurmlite.protocol_agent import CompletionAcks as CompletionAcks  # noqa: E402
+from slurmlite.protocol_agent import CompletionBatch as CompletionBatch  # noqa: E402
+from slurmlite.protocol_agent import JobCompletion as JobCompletion  # noqa: E402
+from slurmlite.protocol_agent import LaunchSpec as LaunchSpec  # noqa: E402
+from slurmlite.protocol_agent import NodeHeartbeat as NodeHeartbeat  # noqa: E402
+from slurmlite.protocol_agent import NodeRegister as NodeRegister  # noqa: E402
+from slurmlite.protocol_agent import SignalSpec as SignalSpec  # noqa: E402
 
 _NESTED: dict[tuple[type, str], type] = {
     (JobInfo, "alloc"): NodeAlloc,
     (JobInfo, "steps"): StepInfo,
     (CompletionBatch, "completions"): JobCompletion,
     (CompletionAcks, "results"): CompletionAck,
+    (JobInfo, "usage"): NodeUsage,
+    (NodeUsage, "summary"): UsageSummary,
+    (UsageSummary, "gpus"): GpuUsage,
+    (NodeHeartbeat, "usage"): UsageSummary,
+    (JobCompletion, "usage"): UsageSummary,
 }
 
 

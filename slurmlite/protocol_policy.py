@@ -38,6 +38,7 @@ class GpuHolder:
 
     gpu: int
     job_id: int | None = None
+    outside: bool = False  # in use outside the scheduler, or settling after it
 
 
 @dataclass

@@ -103,6 +103,9 @@ INACTIVE_LIMIT = "InactiveLimit"  # an srun/salloc went silent past InactiveLimi
 JOB_LAUNCH_FAILURE = "JobLaunchFailure"  # the agent could not start it
 SYSTEM_FAILURE = "SystemFailure"  # the cluster failed it (no fault of the job)
 DEADLINE = "DeadLine"  # DEADLINE: --deadline passed
+# slurmlite: its GPUs stayed idle (slurmlite.idlegpus); a RUNNING job shows it while flagged,
+# a job the policy cancelled keeps it
+GPUS_IDLE = "GpusIdle"
 
 # ------------------------------------------------------------ the vocabulary
 
@@ -130,7 +133,7 @@ PENDING: frozenset[str] = frozenset(
 ENDED: frozenset[str] = frozenset(
     {
         NON_ZERO_EXIT_CODE, RAISED_SIGNAL, TIME_LIMIT, NODE_DOWN, OUT_OF_MEMORY,
-        INACTIVE_LIMIT, JOB_LAUNCH_FAILURE, SYSTEM_FAILURE, DEADLINE,
+        INACTIVE_LIMIT, JOB_LAUNCH_FAILURE, SYSTEM_FAILURE, DEADLINE, GPUS_IDLE,
     }
 )  # fmt: skip
 """Reasons recorded on jobs that ended (besides ``None``)."""

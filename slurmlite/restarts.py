@@ -17,6 +17,8 @@ one (nor matched by a ``grep Requeue`` of ``scontrol show job``):
 ``prolog_slurmctld``      the controller's ``PrologSlurmctld`` failed
 ``retry:<exit code>``     a workload run failed and had retries left
                           (``max_retries``, ``controller.runs.retries``)
+``idle_gpus``             its GPUs stayed idle (``SlurmliteIdleGpuPolicy``
+                          with ``action=requeue``, ``slurmlite.idlegpus``)
 ========================  ==================================================
 
 Worked example: job 7 lost node n1, then its owner alice requeued it, then
@@ -37,7 +39,7 @@ limits: prolog failures, on a node or on the controller.
 
 from __future__ import annotations
 
-__all__ = ["KEEP", "NODE_FAIL", "PROLOG", "PROLOG_SLURMCTLD", "REQUEUE", "RETRY", "add_cause", "causes",
+__all__ = ["IDLE_GPUS", "KEEP", "NODE_FAIL", "PROLOG", "PROLOG_SLURMCTLD", "REQUEUE", "RETRY", "add_cause", "causes",
            "launch_failures"]  # fmt: skip
 
 NODE_FAIL = "node_fail"
@@ -45,7 +47,8 @@ REQUEUE = "requeue"
 PROLOG = "prolog"
 PROLOG_SLURMCTLD = "prolog_slurmctld"
 RETRY = "retry"
-KINDS = (NODE_FAIL, REQUEUE, PROLOG, PROLOG_SLURMCTLD, RETRY)
+IDLE_GPUS = "idle_gpus"
+KINDS = (NODE_FAIL, REQUEUE, PROLOG, PROLOG_SLURMCTLD, RETRY, IDLE_GPUS)
 # how the run a restart ended shows in the job's history (``job_runs.state``); a retry's
 # is the state it failed with
 ENDED_AS = {
@@ -53,6 +56,7 @@ ENDED_AS = {
     REQUEUE: "REQUEUED",
     PROLOG: "FAILED",
     PROLOG_SLURMCTLD: "FAILED",
+    IDLE_GPUS: "REQUEUED",
 }
 _LAUNCH_FAILURES = (PROLOG, PROLOG_SLURMCTLD)
 KEEP = 64  # causes kept per job, the latest

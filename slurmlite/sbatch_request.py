@@ -7,7 +7,8 @@ the one Slurm would show:
 1. **First pass** over the command line (getopt, ``slurmlite.options.SBATCH``,
    stop at the first positional word = the script, the rest are its
    arguments).  ``--help``/``--usage``/``--version`` answer at once; every
-   value is checked here (``--time=abc`` fails before the script is read);
+   value is checked here (``--time=abc`` fails before the script is read;
+   the value parsers are in ``slurmlite.sbatch_values``);
    unsupported options are refused (``sbatch: error: --array is not supported
    yet``, exit 1).
 2. **The script**: ``--wrap=CMD`` builds ``#!/bin/sh`` + a comment + ``CMD``
@@ -48,7 +49,6 @@ controller adds the allocation's own variables.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Mapping
 
 from slurmlite import hostlist, resources
@@ -58,23 +58,14 @@ from slurmlite.batchscript import (
     TOO_LONG,
     BatchScript,
     InputLimitError,
-    SbatchError,
     check_environment,
     load_script,
     sbatch_error,
 )
-from slurmlite.dependency import DependencyError, format_deps
-from slurmlite.dependency import parse as parse_deps
 from slurmlite.directives import invalid_directive, scan
-from slurmlite.getopt import (
-    IGNORED,
-    Getopt,
-    Occurrence,
-    env_occurrences,
-    refuse_unsupported,
-)
+from slurmlite.getopt import Getopt, Occurrence, env_occurrences
 from slurmlite.options import SBATCH, SBATCH_EARLY
-from slurmlite.timefmt import parse_datetime
+from slurmlite.sbatch_values import Options, check_memory
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms; annotations are
 if TYPE_CHECKING:  # strings, so only type checkers need these names
@@ -82,8 +73,6 @@ if TYPE_CHECKING:  # strings, so only type checkers need these names
 
 if TYPE_CHECKING:
     from slurmlite.protocol import JobSubmit
-
-_MEM_KEYS = ("mem", "mem_per_cpu", "mem_per_gpu")
 
 
 class SbatchCommand:
@@ -127,116 +116,6 @@ class SbatchCommand:
         from slurmlite.protocol import JobSubmit, from_dict
 
         return from_dict(JobSubmit, self.fields)
-
-
-class Options:
-    """Option values as the passes set them (None: not given)."""
-
-    def __init__(self, cwd: str, verbose: int = 0) -> None:
-        self.cwd = cwd
-        self.values: dict[str, object] = {}
-        self.mem_source: dict[str, str] = {}  # "cli" or "env"
-        self.verbose = verbose
-        self.ignored: list[str] = []
-
-    def get(self, key: str, default: object = None) -> object:
-        return self.values.get(key, default)
-
-    def apply(self, occ: Occurrence) -> None:
-        refuse_unsupported(PROG, occ)
-        key, value = occ.spec.key, occ.value
-        if occ.spec.status == IGNORED and occ.spec.name not in self.ignored:
-            self.ignored.append(occ.spec.name)
-        if occ.reset:  # an SBATCH_* flag variable switched off
-            self.values.pop("requeue" if key == "no_requeue" else key, None)
-            return
-        if key == "verbose":
-            self.verbose += 1
-        elif key in _PARSERS:
-            self.values[key] = _PARSERS[key](value, self)
-        elif key == "no_requeue":
-            self.values["requeue"] = False
-        elif key == "requeue":
-            self.values["requeue"] = True
-        else:  # plain text, or True for a flag
-            self.values[key] = True if value is None else value
-        if key in _MEM_KEYS:
-            self.mem_source[key] = "env" if occ.source == "env" else "cli"
-
-
-_Parser = Callable[[str | None, "Options"], object]
-
-
-def _via(parse: Callable[[str], object], message: str = "", code: int = 255) -> _Parser:
-    """Run a resources parser; its ValueError becomes Slurm's error line."""
-
-    def run(value: str | None, _opts: Options) -> object:
-        try:
-            return parse(value or "")
-        except ValueError as exc:
-            raise sbatch_error(message or str(exc), code=code) from None
-
-    return run
-
-
-def _exclusive(value: str | None, _opts: Options) -> bool:
-    word = (value or "exclusive").lower()
-    if word in ("exclusive", "oversubscribe"):
-        return word == "exclusive"
-    if word in ("user", "mcs", "topo"):
-        raise sbatch_error(f"--exclusive={value} is not supported yet")
-    raise sbatch_error("Invalid --exclusive specification", code=255)
-
-
-def _gres(value: str | None, _opts: Options) -> str:
-    if (value or "").lower() in ("help", "list"):
-        raise sbatch_error("--gres=help is not supported yet")
-    return value or ""
-
-
-def _signal(value: str | None, _opts: Options) -> tuple[int, int, str]:
-    try:
-        number, seconds, flags = resources.parse_signal_warning(value or "")
-    except ValueError as exc:
-        raise sbatch_error(str(exc), code=255) from None
-    if "R" in flags:  # a warning before a reservation ends: slurmlite has no reservations
-        raise sbatch_error("--signal=R: is not supported yet")
-    return number, seconds, flags
-
-
-def _dependency(value: str | None, _opts: Options) -> str:
-    try:
-        return format_deps(parse_deps(value or "")) or ""
-    except DependencyError:
-        raise sbatch_error("Batch job submission failed: Job dependency problem") from None
-
-
-def _yes_no(value: str) -> bool:
-    word = value.lower()
-    if word not in ("yes", "no"):
-        raise ValueError(word)
-    return word == "yes"
-
-
-_PARSERS: dict[str, _Parser] = {
-    "chdir": lambda v, opts: os.path.normpath(os.path.join(opts.cwd, v or "")),
-    "cpus_per_task": _via(lambda v: resources.parse_positive_int(v, "--cpus-per-task"), code=1),
-    "exclusive": _exclusive,
-    "gres": _gres,
-    "mem": _via(resources.parse_mem, "Invalid --mem specification"),
-    "mem_per_cpu": _via(resources.parse_mem, "Invalid --mem-per-cpu specification"),
-    "mem_per_gpu": _via(resources.parse_mem, "Invalid --mem-per-gpu specification"),
-    "nice": lambda v, opts: _via(resources.parse_nice)("100" if v is None else v, opts),
-    "nodes": _via(resources.parse_node_count),
-    "ntasks": _via(lambda v: resources.parse_positive_int(v, "--ntasks"), code=1),
-    "ntasks_per_node": _via(lambda v: resources.parse_positive_int(v, "--ntasks-per-node"), code=1),
-    "open_mode": _via(resources.parse_open_mode, "Invalid --open-mode specification"),
-    "signal": _signal,
-    "begin": _via(lambda v: parse_datetime(v, time.time(), past=False), code=1),
-    "dependency": _dependency,
-    "kill_on_invalid_dep": _via(_yes_no, "Invalid --kill-on-invalid-dep specification"),
-    "time": _via(resources.parse_time_limit, "Invalid --time specification"),
-}
 
 
 # --------------------------------------------------------------------- build
@@ -308,25 +187,6 @@ def build_submit(
         command.cluster = clusters.split(",")[0]
     command.fields = _finish(opts, script, command, env, cwd, hostname, umask)
     return command
-
-
-def _fatal(text: str) -> SbatchError:
-    return SbatchError([f"{PROG}: fatal: {text}"], 1)
-
-
-def check_memory(opts: Options) -> None:
-    """At most one memory option from the script/command line; env loses."""
-    given = [k for k in _MEM_KEYS if k in opts.values and opts.mem_source.get(k) == "cli"]
-    from_env = [k for k in _MEM_KEYS if k in opts.values and opts.mem_source.get(k) == "env"]
-    if len(given) > 1:
-        raise _fatal("--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.")
-    if given:
-        for key in from_env:
-            del opts.values[key]
-    elif len(from_env) > 1:
-        raise _fatal(
-            "SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are mutually exclusive."
-        )
 
 
 def _hosts(text: str, cwd: str) -> list[str]:
@@ -430,6 +290,8 @@ COPIED = {
     "array": "array",  # checked by the controller against MaxArraySize (slurmlite.arrays)
     "begin": "begin_time",  # also an allocation's: it waits as a batch job would
     "dependency": "dependency",
+    "mail_type": "mail_type",  # canonical form (slurmlite.mailtype); the controller sends
+    "mail_user": "mail_user",  # None: the submitting user
 }
 
 

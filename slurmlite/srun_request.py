@@ -2,8 +2,9 @@
 
 :func:`build_srun` and :func:`build_salloc` do what the real commands do
 before they talk to the controller, with sbatch's machinery
-(``slurmlite.sbatch_request``: the same value parsers, memory checks, node
-and task arithmetic, GPU fields and error texts, renamed to the command):
+(``slurmlite.sbatch_values``: the same value parsers and memory checks;
+``slurmlite.sbatch_request``: node and task arithmetic, GPU fields; error
+texts renamed to the command):
 
 1. getopt over the table of ``slurmlite.srun_options`` up to the first word
    that is not an option (the command and its arguments);
@@ -40,14 +41,8 @@ from collections.abc import Mapping
 from slurmlite import resources
 from slurmlite.errors import CommandLineError
 from slurmlite.getopt import Getopt, Occurrence, env_occurrences
-from slurmlite.sbatch_request import (
-    COPIED,
-    Options,
-    check_memory,
-    echo_env,
-    gpu_fields,
-    task_geometry,
-)
+from slurmlite.sbatch_request import COPIED, echo_env, gpu_fields, task_geometry
+from slurmlite.sbatch_values import Options, check_memory
 from slurmlite.srun_options import SALLOC, SRUN
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms

@@ -87,6 +87,9 @@ RANGES: dict[str, tuple[int, int]] = {
     "warn_signal": (1, 64),
     "warn_time": (0, 65535),
     "port": (0, 65535),
+    # usage summaries (slurmlite.usage): a memory peak in bytes, a sample count, a GPU index
+    "max_rss_bytes": (0, 2**63 - 1),
+    **dict.fromkeys(("samples", "index"), COUNT),
 }
 
 

@@ -38,7 +38,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from controller.store.models import AssocRow, JobRow, QosRow, UserRow
-from slurmlite import errors
+from slurmlite import errors, idlegpus
 from slurmlite.errors import SlurmError
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}$")
 _TRES_NAME = re.compile(r"^(cpu|mem|energy|node|billing|gres/[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)?)$")
 _MEM_UNITS = {"": 1, "M": 1, "G": 1024, "T": 1024 * 1024, "K": 1 / 1024}
 QOS_FIELDS = ("description", "priority", "usage_factor", "max_wall", "max_jobs_pu",
-              "max_submit_pu", "max_tres_pu", "max_tres_pj", "flags")  # fmt: skip
+              "max_submit_pu", "max_tres_pu", "max_tres_pj", "flags", "idle_gpu_policy")  # fmt: skip
 _NULLABLE = ("max_wall", "max_jobs_pu", "max_submit_pu")
 
 
@@ -447,7 +447,18 @@ def _apply_qos(row: QosRow, changes: dict[str, Any]) -> None:
             value = float(value)
             if value < 0:
                 raise bad(f" Invalid UsageFactor: {value}")
+        elif key == "idle_gpu_policy":  # slurmlite.idlegpus; "-1" (as Slurm's limits): none
+            value = "" if value.strip() in ("-1", "") else _idle_gpu_policy(value)
         setattr(row, key, value)
+
+
+def _idle_gpu_policy(text: str) -> str:
+    """A QOS's IdleGpuPolicy, checked, in the form slurm.conf takes (``off`` or k=v,...)."""
+    try:
+        found = idlegpus.settings(text)
+    except ValueError as e:
+        raise bad(f" Invalid IdleGpuPolicy: {e}") from None
+    return ",".join(k if not v else f"{k}={v}" for k, v in found.items())
 
 
 def _level(text: str) -> str:

@@ -333,4 +333,5 @@ def _qos_info(q: QosRow) -> dict[str, Any]:
         "max_tres_pu": q.max_tres_pu,
         "max_tres_pj": q.max_tres_pj,
         "flags": q.flags,
+        "idle_gpu_policy": q.idle_gpu_policy,
     }

@@ -29,6 +29,7 @@ from controller.api import (
     routes_jobops,
     routes_jobs,
     routes_priority,
+    routes_reports,
     routes_runs,
     routes_shares,
     routes_steps,
@@ -74,6 +75,7 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
     app.include_router(routes_priority.router, dependencies=[Depends(get_user)])
     app.include_router(routes_check.router, dependencies=[Depends(get_user)])
     app.include_router(routes_runs.router, dependencies=[Depends(get_user)])
+    app.include_router(routes_reports.router, dependencies=[Depends(get_user)])
     app.include_router(routes_cluster.node_router, dependencies=[Depends(get_node)])
 
     limits = {

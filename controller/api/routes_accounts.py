@@ -79,6 +79,7 @@ class QosChanges(_Strict):
     max_tres_pu: Text | None = None  # "cpu=8,gres/gpu=4"; "-1" clears
     max_tres_pj: Text | None = None
     flags: Text | None = None
+    idle_gpu_policy: Text | None = None  # slurmlite.idlegpus: "window=1h"; "-1" clears
 
 
 class AccountAdd(_Strict):

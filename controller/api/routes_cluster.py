@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
+from controller.accounting.usage import store_usage
 from controller.api.deps import Ctl, NodeCaller, UserCaller
 from controller.api.schemas import (
     Ack,
@@ -25,6 +26,7 @@ from controller.api.schemas import (
     ReconfigureOut,
     WhoAmI,
 )
+from controller.nodes import outside_gpus
 from slurmlite import errors
 from slurmlite.config_show import config_items
 from slurmlite.configless import served_files
@@ -35,6 +37,7 @@ from slurmlite.protocol import (
     CompletionAcks,
     CompletionBatch,
     JobCompletion,
+    NodeHeartbeat,
     NodeRegister,
     NodeUpdate,
     from_dict,
@@ -61,7 +64,10 @@ def whoami(caller: UserCaller) -> WhoAmI:
 
 @user_router.get("/nodes", response_model=NodeList)
 def nodes(caller: UserCaller, ctl: Ctl):
-    return {"nodes": [to_dict(n) for n in ctl.nodes.infos()]}
+    infos = ctl.nodes.infos()
+    if not caller.admin and "users" in {w.lower() for w in ctl.cfg.private_data}:
+        infos = outside_gpus.private(infos, caller.user)  # whose process uses a GPU
+    return {"nodes": [to_dict(n) for n in infos]}
 
 
 @user_router.get("/partitions", response_model=PartitionList)
@@ -115,7 +121,13 @@ def heartbeat(name: str, body: NodeHeartbeatModel, node: NodeCaller, ctl: Ctl) -
     if name != node:
         raise SlurmError(errors.ESLURM_ACCESS_DENIED, f"node {node} cannot speak for {name}")
     held, load, free = body.running_jobs, body.cpu_load, body.free_mem  # type: ignore[attr-defined]
-    return HeartbeatOut(known=ctl.nodes.heartbeat(name, held, load, free))
+    outside = body.outside_gpus  # type: ignore[attr-defined]
+    known = ctl.nodes.heartbeat(name, held, load, free, outside)
+    if known and body.usage:  # type: ignore[attr-defined]
+        # the running jobs' usage so far; only this node's jobs count (controller.accounting.usage)
+        usage = from_dict(NodeHeartbeat, {"usage": body.model_dump()["usage"]}).usage  # type: ignore[attr-defined]
+        store_usage(ctl.db, name, usage)
+    return HeartbeatOut(known=known)
 
 
 @node_router.post("/jobs/{job_id}/complete", response_model=Ack)

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 
+from controller.accounting.usage import accounting_json
 from controller.api.deps import Ctl, UserCaller
 from controller.api.fastsubmit import SUBMIT_BODY, submit_job
 from controller.api.schemas import (
@@ -159,7 +160,11 @@ def accounting(
         start=start,
         end=end,
     )
-    return _job_list(ctl, caller, q)
+    # with each job's measured usage (JobInfo.usage: controller.accounting.usage)
+    body = accounting_json(
+        ctl.db, ctl.jobs.visible_to(caller, q), ctl.clock(), ctl.jobs.min_job_age
+    )
+    return Response(body, media_type="application/json")
 
 
 @router.post("/jobs/cancel", response_model=CancelResults, operation_id="cancel_jobs")

@@ -46,6 +46,7 @@ ANSWERS = frozenset(
         p.StepGrant,
         p.StepNode,
         p.StepLaunch,
+        p.NodeUsage,
     }
 )
 NoNul = Annotated[str, AfterValidator(no_nul)]
@@ -132,6 +133,9 @@ WIRE_DATACLASSES = [
     p.StepGrant,
     p.StepInput,  # srun -> agent: the agent mirrors it; listed so the check covers it
     p.AllocationUpdate,
+    p.UsageSummary,  # in heartbeats and completions (slurmlite.usage)
+    p.GpuUsage,
+    p.NodeUsage,
 ]
 
 
@@ -239,3 +243,14 @@ class InvariantViolation(BaseModel):
 class CheckOut(BaseModel):
     violations: list[InvariantViolation]
     repairs: list[InvariantViolation]
+
+
+# ---------------------------------------------- sreport, slurmlite report (issue 15)
+# answers: no request limits (TRES-seconds exceed 32 bits)
+from slurmlite import protocol_reports as pr  # noqa: E402
+
+_REPORTS = {pr.ClusterTres, pr.AssocUsage, pr.AccountLink, pr.UsageReport, pr.LabRow, pr.LabReport}
+ANSWERS = ANSWERS | _REPORTS
+UsageReportModel = mirror(pr.UsageReport)
+LabReportModel = mirror(pr.LabReport)
+WIRE_DATACLASSES += sorted(_REPORTS, key=lambda dc: dc.__name__)

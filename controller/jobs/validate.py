@@ -51,7 +51,7 @@ from controller.accounting.qos_limits import SubmitLimits
 from controller.auth.callers import Caller
 from controller.sched import willrun
 from controller.sched.gather import node_views, partition_views, pending_job
-from slurmlite import arrays, errors, reasons
+from slurmlite import arrays, errors, mailtype, reasons
 from slurmlite.arrays import ArraySpec
 from slurmlite.batchscript import (
     InputLimitError,
@@ -121,6 +121,11 @@ def check_storable(req: JobSubmit) -> None:
             req.dependency = format_deps(parse_deps(req.dependency))
         except DependencyError as exc:
             raise SlurmError(errors.ESLURM_DEPENDENCY, str(exc)) from None
+    if req.mail_type is not None:  # the commands send the canonical form; check it again
+        try:
+            req.mail_type = mailtype.parse(req.mail_type)
+        except ValueError as exc:
+            raise SlurmError(errors.SLURM_UNEXPECTED_MSG_ERROR, str(exc)) from None
 
 
 def _script_bytes(req: JobSubmit) -> bytes:
@@ -391,6 +396,9 @@ class SubmitValidator:
             array_pending=spec.pending if spec else None,
             array_max_tasks=spec.throttle if spec else None,
             array_info=spec.info if spec else None,
+            # no mail at all is stored as None; Slurm's default recipient is the submitter
+            mail_type=req.mail_type if mailtype.words(req.mail_type) else None,
+            mail_user=(req.mail_user or caller.user) if mailtype.words(req.mail_type) else None,
         )
         if req.begin_time is not None and req.begin_time > now:
             v["eligible_time"], v["reason"] = req.begin_time, reasons.BEGIN_TIME
@@ -433,6 +441,7 @@ def check_limits(req: JobSubmit) -> None:
             "QOS": req.qos,
             "constraint": req.constraint,
             "submit host": req.submit_host,
+            "mail user": req.mail_user,
         }
         paths = {
             "work directory": req.work_dir,

@@ -55,31 +55,22 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from controller.nodes import listing, outside_gpus
 from controller.nodes.agent_client import AgentAddress
+from controller.nodes.listing import Usage
 from controller.nodes.reconcile import Reconciler
 from controller.store.db import Database
 from controller.store.models import JobRow, NodeRow
-from controller.store.rows import allocs_of, split_list
+from controller.store.rows import allocs_of
 from slurmlite.clock import monotonic_clock
 from slurmlite.config import Config
 from slurmlite.protocol import NodeInfo, NodeRegister, NodeUpdate, PartitionInfo
-
-
-@dataclass
-class Usage:
-    cpus: int = 0
-    mem: int = 0
-    gpus: tuple[int, ...] = ()
-    completing_only: bool = True
-    jobs: int = 0
-
 
 BUSY_LOOK = 1.0  # seconds between looks for nodes gone idle when nothing else looks
 STALL_MIN = 5.0  # seconds between liveness checks that mean a stall, at least
@@ -106,6 +97,7 @@ class NodeService:
         self.cpu_load: dict[str, float] = {}  # five-minute load average, as last reported
         self.free_mem: dict[str, int] = {}  # MiB, as last reported
         self.reconcile = Reconciler(db)
+        self.outside = outside_gpus.load(db)  # GPUs used outside the scheduler
         self._rows: list[NodeRow] | None = None
         self._rows_gen = 0  # node writes finished so far (see rows())
         self._rows_lock = threading.Lock()
@@ -196,18 +188,23 @@ class NodeService:
         running_jobs: list[int] | None = None,
         cpu_load: float | None = None,
         free_mem: int | None = None,
+        outside: Mapping[int, str] | None = None,
     ) -> bool:
         """Record a sign of life; False asks the agent to register again.
 
         ``running_jobs`` (what the node holds) feeds ``reconcile``; ``None``: not said.
-        ``cpu_load`` and ``free_mem`` replace the last values unless ``None``."""
+        ``cpu_load``, ``free_mem`` replace the last values unless ``None``; ``outside``: GPUs
+        used outside the scheduler (``controller.nodes.outside_gpus``)."""
         now = self.clock()
         with self.db.read() as s:
             row = s.get(NodeRow, name)
             known = row is not None and row.registered
             revive = known and row.down and row.down_for_timeout and self.cfg.return_to_service >= 1
+            gpus = row.gpus if row is not None else 0
         if not known:
             return False
+        if self.outside.report(name, outside, gpus, now, self.cfg.gpu_outside_use):
+            outside_gpus.save(self.db, self.outside)
         self.last_seen[name] = now
         self._note_measures(name, cpu_load, free_mem)
         if running_jobs is not None:
@@ -398,90 +395,12 @@ class NodeService:
         )
 
     def infos(self) -> list[NodeInfo]:
-        now = self.clock()
-        use = self.usage()
-        order = {n.name: i for i, n in enumerate(self.cfg.nodes)}
-        out = []
-        for row in sorted(self.rows(), key=lambda r: (order.get(r.name, 10**6), r.name)):
-            u = use.get(row.name, Usage())
-            flags: list[str] = []
-            if row.drain:
-                flags.append("DRAIN")
-            if row.invalid:
-                flags.append("INVALID_REG")
-            if u.jobs and u.completing_only:
-                flags.append("COMPLETING")
-            if not row.registered or self.not_responding(row.name, now):
-                flags.append("NOT_RESPONDING")
-            if row.down:
-                base = "DOWN"
-            elif not row.registered:
-                base = "UNKNOWN"
-            elif u.cpus == 0 or (u.jobs and u.completing_only):
-                base = "IDLE"
-            elif u.cpus >= row.cpus:
-                base = "ALLOCATED"
-            else:
-                base = "MIXED"
-            gres = "(null)"
-            if row.gpus:
-                gres = f"gpu:{row.gpu_type}:{row.gpus}" if row.gpu_type else f"gpu:{row.gpus}"
-            out.append(
-                NodeInfo(
-                    name=row.name,
-                    addr=row.addr,
-                    hostname=row.hostname,
-                    port=row.port,
-                    cpus=row.cpus,
-                    real_memory=row.real_memory,
-                    gres=gres,
-                    gpus=row.gpus,
-                    state=base,
-                    flags=flags,
-                    alloc_cpus=u.cpus,
-                    alloc_mem=u.mem,
-                    alloc_gpus=list(u.gpus),
-                    reason=row.reason,
-                    reason_user=_user_of(row.reason_uid),
-                    reason_time=row.reason_time,
-                    features=split_list(row.features),
-                    weight=row.weight,
-                    partitions=[p.name for p in self.cfg.partitions if row.name in p.nodes],
-                    boot_time=row.boot_time,
-                    slurmd_start_time=row.slurmd_start_time,
-                    last_busy_time=self.last_busy.get(row.name),
-                    version=row.version,
-                    arch=row.arch,
-                    os=row.os,
-                    cpu_load=self.cpu_load.get(row.name),
-                    free_mem=self.free_mem.get(row.name),
-                )
-            )
-        return out
+        """Every node as sinfo and scontrol show it (:mod:`controller.nodes.listing`)."""
+        return listing.node_infos(self)
 
     def partitions(self) -> list[PartitionInfo]:
-        rows = {r.name: r for r in self.rows()}
-        out = []
-        for p in self.cfg.partitions:
-            members = [rows[n] for n in p.nodes if n in rows]
-            out.append(
-                PartitionInfo(
-                    name=p.name,
-                    nodes=list(p.nodes),
-                    default=p.default,
-                    max_time=p.max_time,
-                    default_time=p.default_time,
-                    state=p.state,
-                    priority_job_factor=p.priority_job_factor,
-                    priority_tier=p.priority_tier,
-                    total_cpus=sum(r.cpus for r in members),
-                    total_nodes=len(members),
-                    total_mem=sum(r.real_memory for r in members),
-                    total_gpus=sum(r.gpus for r in members),
-                    qos=p.qos or None,
-                )
-            )
-        return out
+        """Every configured partition with its members' totals (sinfo, scontrol)."""
+        return listing.partition_infos(self.cfg, self.rows())
 
 
 def _registration_problem(row: NodeRow, msg: NodeRegister) -> str | None:
@@ -492,11 +411,3 @@ def _registration_problem(row: NodeRow, msg: NodeRegister) -> str | None:
     if len(msg.gpus) < row.gpus:
         return f"gres/gpu count reported lower than configured ({len(msg.gpus)} < {row.gpus})"
     return None
-
-
-def _user_of(uid: int | None) -> str | None:
-    if uid is None:
-        return None
-    from controller.auth.callers import user_name
-
-    return user_name(uid)

@@ -10,6 +10,8 @@
 ``warnsignal.py``  ``--signal=SIG@secs`` warnings due before a time limit.
 ``requeue.py``     a run back in the queue (node failure, scontrol, prologs),
                    with the cause recorded.
+``idlegpus.py``    ``SlurmliteIdleGpuPolicy``: running jobs whose GPUs stay idle
+                   flagged (reason GpusIdle), then requeued or cancelled.
 ``ctld_scripts.py`` PrologSlurmctld (job CONFIGURING) and EpilogSlurmctld (job
                    COMPLETING), run off the loop's thread.
 ``loop.py``        ``SchedulerLoop``: liveness, time limits, steps, the pass,

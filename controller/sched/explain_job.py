@@ -20,6 +20,7 @@ import dataclasses
 import json
 from typing import Any
 
+from controller.accounting.usage import efficiency_summary
 from controller.auth.callers import Caller
 from controller.nodes.service import NodeService
 from controller.sched import gather
@@ -57,7 +58,7 @@ def explain_job(
                 job_id=job_id,
                 state=row.state,
                 now=now,
-                message=_not_pending(row),
+                message=_not_pending(row) + _efficiency(s, row),
                 user=row.user,
                 partition=row.partition,
                 priority=row.priority,
@@ -93,6 +94,13 @@ def _factors(text: str | None) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def _efficiency(s: Any, row: JobRow) -> str:
+    """A finished job's efficiency lines (seff's, controller.accounting.usage), indented."""
+    if row.state == "RUNNING" or not row.end_time or not row.start_time:
+        return ""
+    return "".join(f"\n  {line}" for line in efficiency_summary(s, row))
 
 
 def _not_pending(row: JobRow) -> str:

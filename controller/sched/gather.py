@@ -85,8 +85,12 @@ def node_views(
         for n in p.nodes:
             member.setdefault(n, []).append(p.name)
     views = []
+    policy = cfg.gpu_outside_use
     for row in nodes.rows():
         u = use.get(row.name)
+        # GPUs used outside the scheduler, or settling after it (controller.nodes.outside_gpus),
+        # count as held: no job gets them, a job needing them waits for Resources
+        outside = frozenset() if idle else nodes.outside.blocked(row.name, now, policy)
         views.append(
             NodeView(
                 name=row.name,
@@ -101,7 +105,8 @@ def node_views(
                 usable=nodes.usable(row, now),
                 alloc_cpus=u.cpus if u else 0,
                 alloc_mem=u.mem if u else 0,
-                alloc_gpus=frozenset(u.gpus) if u else frozenset(),
+                alloc_gpus=(frozenset(u.gpus) if u else frozenset()) | outside,
+                outside_gpus=outside,
             )
         )
     return tuple(sorted(views, key=lambda v: (v.index, v.name)))

@@ -16,6 +16,8 @@ a completion, a node registering — ``wake()``) and at least every
    SIGKILL), with Slurm's "DUE TO TIME LIMIT" line in the job's output;
    srun steps that will never hear from all their nodes are closed, and
    allocations whose srun/salloc fell silent end (``InactiveLimit``);
+   jobs whose GPUs stay idle are flagged, then requeued or cancelled
+   (``SlurmliteIdleGpuPolicy``, ``controller.sched.idlegpus``);
 3. scheduling (``controller.sched.apply``): priorities are brought up to
    date, then the pure pass decides — on an event the cheap main pass, every
    ``bf_interval`` seconds (and at start-up) the full backfill pass with its
@@ -69,6 +71,7 @@ from controller.nodes.agent_client import AgentAddress, AgentError, AgentOrder
 from controller.nodes.reconcile import lost_nodes, vanished_here
 from controller.sched import apply
 from controller.sched.ctld_scripts import CtldScripts
+from controller.sched.idlegpus import IdleGpuCheck
 from controller.sched.requeue import requeue_run
 from controller.sched.warnsignal import due_warnings
 from controller.steps.allocations import inactive
@@ -112,6 +115,7 @@ class SchedulerLoop:
         self.wake_idle = True  # that event found the loop idle (not during a pass)
         self.woken = 0  # passes started for an event
         self.scripts = CtldScripts(parts)  # PrologSlurmctld, EpilogSlurmctld (off this loop)
+        self.idle_gpus = IdleGpuCheck(parts)  # SlurmliteIdleGpuPolicy (controller.sched.idlegpus)
 
     @property
     def last_snapshot(self) -> Snapshot | None:
@@ -181,6 +185,7 @@ class SchedulerLoop:
         orders += await asyncio.to_thread(self._liveness)
         orders += await asyncio.to_thread(self._time_limits)
         orders += await asyncio.to_thread(self._steps_and_allocations)
+        orders += await asyncio.to_thread(self.idle_gpus.run)
         started = await asyncio.to_thread(self._schedule)
         if started:
             crash_point("ctld.plan.after_commit")

@@ -82,6 +82,11 @@ class Database:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._write_lock = threading.RLock()
 
+    @property
+    def sessions(self) -> sessionmaker[Session]:
+        """The session factory, for hooks on every flush (``controller.notify.outbox``)."""
+        return self._sessions
+
     @contextmanager
     def read(self) -> Iterator[Session]:
         with self._sessions() as session:

@@ -159,6 +159,9 @@ class JobRow(Base):
     dependency: Mapped[str | None] = mapped_column(Text, nullable=True, index=True)
     dep_failed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     kill_invalid_dep: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    # --mail-type (canonical, NULL: none) and --mail-user (migration 0020; controller.notify)
+    mail_type: Mapped[str | None] = mapped_column(Text, nullable=True)
+    mail_user: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class StepRow(Base):
@@ -291,6 +294,8 @@ class QosRow(Base):
     max_tres_pu: Mapped[str] = mapped_column(Text, default="")
     max_tres_pj: Mapped[str] = mapped_column(Text, default="")
     flags: Mapped[str] = mapped_column(Text, default="")
+    # its layer of the idle-GPU policy as set (slurmlite.idlegpus; migration 0021); "": none
+    idle_gpu_policy: Mapped[str] = mapped_column(Text, default="", server_default="")
 
 
 class LeaseRow(Base):
@@ -315,6 +320,6 @@ class LeaseRow(Base):
     released: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
-# the workload runs' and measured usage's tables (their own modules; imported here so that
-# the metadata has them)
-from controller.store import models_runs, models_usage  # noqa: E402, F401
+# the workload runs', measured usage's and notifications' tables (their own modules;
+# imported here so that the metadata has them)
+from controller.store import models_notify, models_runs, models_usage  # noqa: E402, F401

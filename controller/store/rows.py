@@ -157,7 +157,10 @@ JOB_FIELDS: dict[str, tuple[tuple[str, ...], Maker | None]] = {
     "sched_start": (("sched_start",), _AS_IS),
     "sched_nodes": (("sched_nodes",), split_list),
     "dependency": (("dependency", "dep_failed"), _dependency),
+    **{k: ((k,), _AS_IS) for k in ("mail_type", "mail_user")},
     "steps": (("steps",), list),
+    # measured usage: not a column; the accounting answer fills it (controller.accounting.usage)
+    "usage": ((), list),
 }
 
 # What a listing selects, in this order; "steps" (not a column) is appended by the lister.

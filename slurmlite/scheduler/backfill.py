@@ -44,10 +44,10 @@ rather than building them all (``_best_single``, same choice as
 ``select.select_nodes``); what depends only on the request (shape, memory
 rule, domain, gap index) is worked out once per distinct request
 (``_Request``; its shape, memory rule and shares from pass to pass,
-``_shares``); a spread job is not placed at a moment when the open
-nodes together lack its tasks or GPUs (``_may_hold``).  When only "can it
-start now?" is asked (``bf_estimates=no`` past the partition's reservations)
-no gap index is swept: the nodes open now are read from their profiles at
+``backfill_shares.shares_of``); a spread job is not placed at a moment when
+the open nodes together lack its tasks or GPUs (``backfill_shares.may_hold``).
+When only "can it start now?" is asked (``bf_estimates=no`` past the
+partition's reservations) no gap index is swept: the nodes open now are read from their profiles at
 ``now`` and at their reservations' starts (``Timeline.holds_from_now``),
 the same nodes the sweep would find.  The map itself is only drawn once a
 job is examined, and ``SchedulerParameters`` are read once per mapping
@@ -67,18 +67,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from slurmlite.reasons import PRIORITY, REQ_NODE_NOT_AVAIL, RESOURCES
+from slurmlite.scheduler.backfill_shares import Shares, duration_of, may_hold, shares_of
 from slurmlite.scheduler.passes import limit_tracker, queue_order, run_main_pass
-from slurmlite.scheduler.select import (
-    MemRule,
-    Shape,
-    best_fit_key,
-    eligible,
-    job_shape,
-    memory_rule,
-    place,
-)
-from slurmlite.scheduler.snapshot import NodeView, PendingJob, Plan, Policy, Snapshot, Start
-from slurmlite.scheduler.timeline import YEAR, Share, ShareFn, Timeline, round_up
+from slurmlite.scheduler.select import best_fit_key, eligible, place
+from slurmlite.scheduler.shape import MemRule, Shape
+from slurmlite.scheduler.snapshot import PendingJob, Plan, Policy, Snapshot, Start
+from slurmlite.scheduler.timeline import Share, ShareFn, Timeline
 
 #: Main-pass reasons of jobs backfill may still start (the others wait for their own cause).
 BACKFILLABLE = frozenset({RESOURCES, PRIORITY, REQ_NODE_NOT_AVAIL})
@@ -196,90 +190,9 @@ def backfill_pass(snapshot: Snapshot, policy: Policy) -> Plan:
     return plan
 
 
-def duration_of(job: PendingJob, resolution: int) -> float:
-    """Seconds ``job`` occupies in the map: its time limit rounded up (UNLIMITED = a year)."""
-    # round(): the simulator passes second-grained limits as fractional minutes, and
-    # 31 / 60 * 60 is 31.000000000000004 (which would round up to 32 s at bf_resolution=1)
-    seconds = YEAR if job.time_limit is None else round(job.time_limit * 60.0, 6)
-    return round_up(max(seconds, 1.0), resolution)
-
-
-def _share(job: PendingJob, shape: Shape, rule: MemRule, whole_job: bool) -> tuple[object, ShareFn]:
-    """What a node must give ``job`` at least, as a cache key and a per-node function.
-
-    ``whole_job``: all of the job on that one node.  Otherwise the least any node
-    used must give: its fixed tasks per node, or one task (and one GPU for ``--gpus``)
-    when the tasks are spread.
-    """
-    if shape.tasks is None:
-        tasks = shape.per_node or 1
-    else:
-        tasks = shape.tasks if whole_job else 1
-    cpus = tasks * shape.cpus_per_task
-    gpus = shape.gpus_per_node or (
-        (shape.gpus_total if whole_job else 1) if shape.gpus_total else 0
-    )
-
-    def share(node: NodeView) -> Share | None:
-        if rule.kind == "whole":
-            mem = node.real_memory
-        elif rule.kind == "cpu":
-            mem = rule.amount * cpus
-        elif rule.kind == "gpu":
-            mem = rule.amount * gpus
-        else:
-            mem = rule.amount
-        if cpus > node.cpus or mem > node.real_memory or gpus > node.gpus:
-            return None
-        if job.exclusive:
-            return node.cpus, node.real_memory, node.gpus
-        return cpus, mem, gpus
-
-    return (cpus, gpus, rule.kind, rule.amount, job.exclusive), share
-
-
-#: What ``_shares`` makes of a request: shape, memory rule, per-node share and, when
-#: the job may also fit on one node, the whole-job share.
-_Shares = tuple[Shape, MemRule, tuple[object, ShareFn], tuple[object, ShareFn] | None]
-#: ``_shares`` by (``_Walk._request``'s key, DefMemPerCPU, DefMemPerGPU): the answer
+#: ``shares_of`` by (``_Walk._request``'s key, DefMemPerCPU, DefMemPerGPU): the answer
 #: reads nothing else, so it is kept from pass to pass (cleared when it grows large)
-_SHARES: dict[tuple[object, ...], _Shares] = {}
-
-
-def _shares(job: PendingJob, policy: Policy) -> _Shares:
-    """The parts of a request that depend on the request alone (and the memory defaults)."""
-    shape, rule = job_shape(job), memory_rule(job, policy)
-    share = _share(job, shape, rule, whole_job=shape.nodes_max == 1)
-    whole = None
-    if shape.nodes_max > 1 and shape.nodes_min == 1:
-        whole = _share(job, shape, rule, whole_job=True)
-    return shape, rule, share, whole
-
-
-def _may_hold(shape: Shape, rule: MemRule, windows: list[tuple[int, int, int, int]]) -> bool:
-    """Could nodes with these free (CPUs, MiB, GPU mask) together hold a spread job?
-
-    A necessary condition only, from upper bounds of what ``select._caps`` lets each
-    node give (tasks by CPUs, ``--ntasks-per-node`` and per-CPU memory; GPUs by free
-    GPUs): when it is False ``select_nodes`` would fail on them, so it is not called.
-    """
-    if shape.tasks is not None:
-        cpt, cap = shape.cpus_per_task, shape.per_node
-        per_task_mem = rule.amount * cpt if rule.kind == "cpu" and rule.amount > 0 else 0
-        total = 0
-        for _, cpus, mem, _ in windows:
-            tasks = cpus // cpt
-            if cap and cap < tasks:
-                tasks = cap
-            if per_task_mem and mem // per_task_mem < tasks:
-                tasks = mem // per_task_mem
-            total += tasks
-        if total < shape.tasks:
-            return False
-    if shape.gpus_total:
-        if sum(gmask.bit_count() for *_, gmask in windows) < shape.gpus_total:
-            return False
-    return True
+_SHARES: dict[tuple[object, ...], Shares] = {}
 
 
 @dataclass(frozen=True)
@@ -393,7 +306,7 @@ class _Walk:
         policy = self.policy
         shaped = _SHARES.get((key, policy.def_mem_per_cpu, policy.def_mem_per_gpu))
         if shaped is None:
-            shaped = _shares(job, policy)
+            shaped = shares_of(job, policy)
             if len(_SHARES) >= 4096:
                 _SHARES.clear()
             _SHARES[(key, policy.def_mem_per_cpu, policy.def_mem_per_gpu)] = shaped
@@ -489,13 +402,13 @@ class _Walk:
             if shape.nodes_max == 1 and best is None:
                 return None  # GPU masks differ from step to step: no node really fits
         windows = [(i, *window(i, when, end)) for i in open_ids]
-        if request.spread and not _may_hold(shape, rule, windows):
+        if request.spread and not may_hold(shape, rule, windows):
             return None  # the open nodes together lack tasks or GPUs: select would fail
         pool = [virtual(i, cpus, mem, gmask) for i, cpus, mem, gmask in windows]
         return place(job, shape, rule, pool)
 
     def _needs(self, key: object, domain: list[int], share: ShareFn) -> dict[int, Share]:
-        """Per domain node, what ``share`` (a ``_share`` function) asks of it."""
+        """Per domain node, what ``share`` (a ``share_of`` function) asks of it."""
         needs = self.needs.get(key)
         if needs is None:
             nodes = self.timeline.nodes

@@ -6,9 +6,9 @@ node selection's own (``select.node_shortfalls``: the rules it places jobs
 by, each "no" a typed ``shortfall.Shortfall``); this module only chooses the
 share to ask about and the words.  The job's need on
 one node is its request spread evenly over its minimum node count (the
-shape of ``select.job_shape``): ``-n 4 -N 2`` needs 2 CPUs per node,
+shape of ``shape.job_shape``): ``-n 4 -N 2`` needs 2 CPUs per node,
 ``--gres=gpu:2`` two GPUs, ``--gpus=3 -N 1`` three; ``--exclusive`` needs the
-whole node idle; memory follows the job's memory rule (``select.memory_rule``:
+whole node idle; memory follows the job's memory rule (``shape.memory_rule``:
 ``--mem``, per CPU, per GPU, the defaults, else the whole RealMemory, which
 only an idle node has).
 
@@ -17,7 +17,8 @@ drained, not responding), excluded (``--exclude``), features
 (``--constraint``), GPUs of the wrong type or none, not idle for
 ``--exclusive``, CPUs, memory, GPUs.
 A busy GPU is named with the running job that holds it (from the snapshot's
-running jobs; a GPU of a completing job nobody lists is named without one).
+running jobs; a GPU of a completing job nobody lists is named without one),
+or as used outside slurmlite (``NodeView.outside_gpus``; ``sinfo -R`` says by whom).
 
 Example: n1 has 2 GPUs, job 5 holds both; a ``--gres=gpu:1 -c 2`` job on
 n1 with 4 free CPUs -> ``NodeLack("n1", fits_now=False, cpus_needed=2,
@@ -31,7 +32,8 @@ from collections.abc import Iterable
 
 from slurmlite.protocol_policy import GpuHolder, NodeLack
 from slurmlite.scheduler import shortfall as lack
-from slurmlite.scheduler.select import job_shape, memory_rule, node_memory, node_shortfalls
+from slurmlite.scheduler.select import node_shortfalls
+from slurmlite.scheduler.shape import job_shape, memory_rule, node_memory
 from slurmlite.scheduler.shortfall import Shortfall
 from slurmlite.scheduler.snapshot import NodeView, PendingJob, Policy, Snapshot
 
@@ -78,7 +80,7 @@ def _lack(
         cpus = node.cpus
     rule = memory_rule(job, policy)
     mem = node_memory(rule, node, cpus, gpus)
-    busy = [GpuHolder(g, holders.get(g)) for g in sorted(node.alloc_gpus)]
+    busy = [GpuHolder(g, holders.get(g), g in node.outside_gpus) for g in sorted(node.alloc_gpus)]
     problems = [words(s, busy, running) for s in node_shortfalls(job, rule, node, cpus, gpus)]
     return NodeLack(
         node=node.name,
@@ -115,10 +117,14 @@ def words(s: Shortfall, busy: list[GpuHolder], running: list[int]) -> str:
         return f"CPUs: needs {s.wanted}, {s.free} of {s.total} free"
     if kind == lack.MEMORY:
         return f"memory: needs {s.wanted} MiB, {s.free} of {s.total} free"
-    held = ", ".join(
-        f"{h.gpu}: job {h.job_id}" if h.job_id is not None else f"{h.gpu}: completing" for h in busy
-    )
+    held = ", ".join(f"{h.gpu}: {_holder(h)}" for h in busy)
     return f"GPUs: needs {s.wanted}, {s.free or 'none'} free ({held})"
+
+
+def _holder(h: GpuHolder) -> str:
+    if h.outside:
+        return "in use outside slurmlite (sinfo -R)"
+    return f"job {h.job_id}" if h.job_id is not None else "completing"
 
 
 def _jobs(ids: list[int]) -> str:

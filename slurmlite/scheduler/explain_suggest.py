@@ -38,7 +38,8 @@ from slurmlite.protocol_policy import Suggestion
 from slurmlite.scheduler.feasibility import check_submit
 from slurmlite.scheduler.passes import queue_order
 from slurmlite.scheduler.registry import backfills, scheduler_for
-from slurmlite.scheduler.select import eligible, memory_rule
+from slurmlite.scheduler.select import eligible
+from slurmlite.scheduler.shape import memory_rule
 from slurmlite.scheduler.snapshot import PendingJob, Plan, Policy, Snapshot
 from slurmlite.timefmt import fmt_limit_compact
 

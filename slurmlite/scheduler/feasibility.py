@@ -40,12 +40,10 @@ from slurmlite.scheduler.select import (
     constraint_matches,
     eligible,
     fits_when_idle,
-    job_shape,
-    memory_rule,
-    min_nodes,
     select_nodes,
     share_shortfalls,
 )
+from slurmlite.scheduler.shape import job_shape, memory_rule, min_nodes
 from slurmlite.scheduler.snapshot import NodeView, PartitionView, PendingJob, Policy, Start
 
 MEMORY_DETAIL = "Memory specification can not be satisfied"

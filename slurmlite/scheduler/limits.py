@@ -75,7 +75,7 @@ from dataclasses import dataclass, field
 
 from slurmlite import reasons
 from slurmlite.scheduler.billing import TresWeightError, tres_name, tres_sort_key
-from slurmlite.scheduler.select import min_nodes
+from slurmlite.scheduler.shape import min_nodes
 from slurmlite.scheduler.snapshot import PartitionView, PendingJob, RunningJob, Start
 
 MAX_JOBS_PER_USER = reasons.QOS_MAX_JOBS_PER_USER

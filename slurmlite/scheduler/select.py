@@ -3,8 +3,8 @@
 Slurm's select/cons_tres as users see it (spec §4.7, §5.2): jobs share nodes
 by CPUs, memory and GPUs, and a placement is chosen like this:
 
-1. *Shape.*  The request becomes a task count, a per-node task cap and a node
-   range.  ``-N 2`` alone is one task per node on 2 nodes; ``-n 5`` is five
+1. *Shape* (``slurmlite.scheduler.shape``).  The request becomes a task
+   count, a per-node task cap and a node range.  ``-N 2`` alone is one task per node on 2 nodes; ``-n 5`` is five
    tasks spread over 1..5 nodes; ``--ntasks-per-node=2 -N 2`` is two tasks on
    each of 2 nodes.  GPUs come per node (``--gres=gpu:2``) or per job
    (``--gpus=3``: at least one on each node used).
@@ -22,7 +22,7 @@ by CPUs, memory and GPUs, and a placement is chosen like this:
    its free CPUs allow, keeping one task back for every node still needed).
 5. *Per node* the job holds ``tasks x cpus_per_task`` CPUs (all CPUs with
    ``--exclusive``), the lowest free GPU indices, and memory by the first rule
-   that applies: ``--mem`` (0 = whole node), ``--mem-per-cpu``,
+   that applies (``shape.memory_rule``): ``--mem`` (0 = whole node), ``--mem-per-cpu``,
    ``--mem-per-gpu``, DefMemPerGPU (GPU jobs), DefMemPerCPU, else the whole
    RealMemory — why a lab without DefMemPerCPU runs one job per node.
 
@@ -49,100 +49,12 @@ from __future__ import annotations
 import dataclasses
 import heapq
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from slurmlite.protocol import NodeAlloc
 from slurmlite.scheduler import shortfall as lack
+from slurmlite.scheduler.shape import MemRule, Shape, job_shape, memory_rule, node_memory
 from slurmlite.scheduler.shortfall import Shortfall
 from slurmlite.scheduler.snapshot import NodeView, PendingJob, Policy, Start
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A request normalised for placement.
-
-    ``tasks`` None means "a fixed ``per_node`` tasks on every node used";
-    otherwise ``tasks`` are spread with at most ``per_node`` (None = no cap)
-    on one node.
-    """
-
-    tasks: int | None
-    per_node: int | None
-    cpus_per_task: int
-    nodes_min: int
-    nodes_max: int
-    gpus_per_node: int
-    gpus_total: int
-
-
-def min_nodes(job: PendingJob) -> int:
-    """The fewest nodes ``job`` can run on (``job_shape(job).nodes_min``, built cheaply:
-    every pass asks it of every pending job)."""
-    # (max/min spelled out as comparisons: the same numbers, at a fraction of the cost)
-    kmin = job.nodes_min
-    if kmin < 1:
-        kmin = 1
-    tasks = job.ntasks
-    if tasks is None:
-        return kmin
-    if tasks < 1:
-        tasks = 1
-    cap = job.ntasks_per_node
-    if cap:
-        per = -(-tasks // cap)  # ceil: 5 tasks, 2 per node -> 3 nodes
-        if per > kmin:
-            kmin = per
-    return kmin if kmin < tasks else tasks  # never more nodes than tasks (sbatch lowers -N)
-
-
-def job_shape(job: PendingJob) -> Shape:
-    cpt = max(1, job.cpus_per_task)
-    kmin = min_nodes(job)
-    gtot = job.gpus_total or 0
-    if job.ntasks is None:
-        per_node = job.ntasks_per_node or 1
-        # No -N upper bound: --gpus=N may spread over up to N nodes.
-        kmax = job.nodes_max if job.nodes_max is not None else max(kmin, gtot)
-        return Shape(None, per_node, cpt, kmin, max(kmin, kmax), job.gpus_per_node, gtot)
-    tasks = max(1, job.ntasks)
-    cap = job.ntasks_per_node
-    kmax = job.nodes_max if job.nodes_max is not None else tasks
-    kmax = min(max(kmin, kmax), tasks)
-    if gtot:
-        kmax = min(kmax, gtot)
-    return Shape(tasks, cap, cpt, kmin, kmax, job.gpus_per_node, gtot)
-
-
-@dataclass(frozen=True)
-class MemRule:
-    kind: str  # "node" (fixed MiB) | "whole" | "cpu" (MiB x CPUs) | "gpu" (MiB x GPUs)
-    amount: int = 0
-
-
-def memory_rule(job: PendingJob, policy: Policy) -> MemRule:
-    """The first memory rule that applies to ``job`` (spec §5.2)."""
-    if job.mem_per_node is not None:
-        return MemRule("whole") if job.mem_per_node == 0 else MemRule("node", job.mem_per_node)
-    if job.mem_per_cpu is not None:
-        return MemRule("cpu", job.mem_per_cpu)
-    if job.mem_per_gpu is not None:
-        return MemRule("gpu", job.mem_per_gpu)
-    if job.wants_gpus and policy.def_mem_per_gpu > 0:
-        return MemRule("gpu", policy.def_mem_per_gpu)
-    if policy.def_mem_per_cpu > 0:
-        return MemRule("cpu", policy.def_mem_per_cpu)
-    return MemRule("whole")
-
-
-def node_memory(rule: MemRule, node: NodeView, cpus: int, gpus: int) -> int:
-    """MiB the job is charged on ``node`` when it holds ``cpus`` and ``gpus`` there."""
-    if rule.kind == "whole":
-        return node.real_memory
-    if rule.kind == "cpu":
-        return rule.amount * cpus
-    if rule.kind == "gpu":
-        return rule.amount * gpus
-    return rule.amount
 
 
 def constraint_matches(expr: str | None, features: Iterable[str]) -> bool:
@@ -476,7 +388,8 @@ def fits_when_idle(job: PendingJob, policy: Policy, nodes: Sequence[NodeView]) -
 
 def as_idle(node: NodeView) -> NodeView:
     """``node`` up and with nothing allocated: what it could ever give."""
-    return _evolve(node, usable=True, alloc_cpus=0, alloc_mem=0, alloc_gpus=frozenset())
+    none: frozenset[int] = frozenset()
+    return _evolve(node, usable=True, alloc_cpus=0, alloc_mem=0, alloc_gpus=none, outside_gpus=none)
 
 
 def consume(node: NodeView, alloc: NodeAlloc) -> NodeView:

@@ -63,6 +63,9 @@ class NodeView:
     alloc_cpus: int = 0
     alloc_mem: int = 0
     alloc_gpus: frozenset[int] = frozenset()
+    # of alloc_gpus, those held by no job but by use outside the scheduler (or settling
+    # after it; controller.nodes.outside_gpus): named so, never waited for as a job's end
+    outside_gpus: frozenset[int] = frozenset()
 
     @property
     def free_cpus(self) -> int:

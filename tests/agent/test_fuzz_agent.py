@@ -51,9 +51,10 @@ class StandIn:
     ended: float | None = None
     status: int | None = None
 
-    def __init__(self) -> None:
+    def __init__(self, job_dir: Path) -> None:
         self.done = asyncio.Event()
         self.signals: list[int] = []
+        self.job_dir = job_dir  # where the usage sampler keeps the run's summary
 
     async def wait_async(self) -> None:
         try:
@@ -76,7 +77,9 @@ class FuzzedAgent(AgentState):
 
     async def _start(self, spec: LaunchSpec) -> BatchRun:
         self.seen_launches += 1
-        return StandIn()  # type: ignore[return-value]
+        job_dir = self.spool / f"standin-{self.seen_launches}"
+        job_dir.mkdir(parents=True, exist_ok=True)
+        return StandIn(job_dir)  # type: ignore[return-value]
 
 
 def _agent(spool: Path) -> FuzzedAgent:

@@ -98,4 +98,10 @@ def test_registration_and_heartbeat_carry_the_facts(monkeypatch, tmp_path: Path)
     assert beat == NodeHeartbeat(running_jobs=[], cpu_load=1.68, free_mem=23494)
     # what goes on the wire (and is signed) reads back the same
     assert from_dict(NodeHeartbeat, to_dict(beat)) == beat
-    assert to_dict(beat) == {"running_jobs": [], "cpu_load": 1.68, "free_mem": 23494}
+    assert to_dict(beat) == {
+        "running_jobs": [],
+        "cpu_load": 1.68,
+        "free_mem": 23494,
+        "usage": [],
+        "outside_gpus": None,  # no look at the GPUs yet (agent.gpu_outside)
+    }

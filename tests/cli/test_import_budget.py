@@ -25,7 +25,10 @@ HEAVY = (
     "dataclasses", "inspect", "typing", "socket", "datetime", "slurmlite.protocol", "slurmlite.config",
     "fastapi", "pydantic", "sqlalchemy", "httpx", "click", "http.client", "email",
 )  # fmt: skip
-COMMANDS = ("sbatch", "squeue", "scancel", "sacct", "sinfo", "scontrol", "srun", "salloc", "sshare")
+COMMANDS = (
+    "sbatch", "squeue", "scancel", "sacct", "sinfo", "scontrol", "srun", "salloc", "sshare",
+    "sreport",
+)  # fmt: skip
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -200,3 +200,15 @@ def test_the_command_imports_none_of_the_heavy_modules():
     out = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True,
                          text=True, check=True)  # fmt: skip
     assert json.loads(out.stdout) == []
+
+
+def test_a_qos_idle_gpu_policy_is_set_shown_and_removed(ctl, capsys):
+    # slurmlite's IdleGpuPolicy (docs/idle-gpus.md): checked here, then by the controller
+    line = "-i modify qos normal set IdleGpuPolicy=window=1:00:00,action=cancel"
+    assert run(capsys, line)[::2] == (" Modified qos...\n  normal\n", 0)
+    out = run(capsys, "-n -P show qos normal format=name,idlegpupolicy")[0]
+    assert out == "normal|window=1:00:00,action=cancel\n"
+    out, err, code = run(capsys, "-i modify qos normal set IdleGpuPolicy=window=soon")
+    assert (out, err, code) == ("", " Bad IdleGpuPolicy value: window=soon\n", 1)
+    assert run(capsys, "-i modify qos normal set IdleGpuPolicy=-1")[2] == 0
+    assert run(capsys, "-n -P show qos normal format=name,idlegpu")[0] == "normal|\n"

@@ -299,7 +299,7 @@ def test_controller_error_on_single_job(fake, capsys):
 
 def test_version_and_unsupported_options(fake, capsys):
     assert run(capsys, ["-V"]) == ("slurm-wlm 22.05.8\n", "", 0)
-    assert run(capsys, ["--json"]) == ("", "squeue: error: --json is not supported yet\n", 1)
+    assert run(capsys, ["--yaml"]) == ("", "squeue: error: --yaml is not supported yet\n", 1)
 
 
 def test_the_state_only_fast_path_knows_every_filter_of_keep():

@@ -137,6 +137,8 @@ def cluster():
         cluster_name="anchor",
         def_mem_per_cpu=1000,
         extra_partitions=("long Nodes=ALL MaxTime=UNLIMITED State=UP PriorityJobFactor=10",),
+        # the anchor gathered no usage (jobacct_gather/none): sacct's usage columns stay blank
+        extra_conf=("JobAcctGatherFrequency=0",),
     ) as c:
         yield c
 

@@ -1,6 +1,6 @@
 """Where each golden file of ``golden/slurm-22.05`` is checked, and how a file is read.
 
-Every file of the golden directory is in exactly one of four lists (a test
+Every file of the golden directory is in exactly one of five lists (a test
 in ``test_golden.py`` checks that none is forgotten and none is counted twice):
 
 * ``EXACT``: the output does not depend on job ids, times or the capture
@@ -14,6 +14,9 @@ in ``test_golden.py`` checks that none is forgotten and none is counted twice):
   ids, times, durations, priorities and facts of the capture host (load,
   free memory, which node ran a job) (``test_golden_live.py``, specs in
   ``golden_live_specs.py``).
+* ``JSON``: a ``--json`` document, compared with ours by shape: the same
+  envelope and ``meta``, each record with the golden's keys, order and
+  value types (``tests/golden_json.py``, ``test_golden.py``).
 * ``DEFERRED``: the file needs a feature slurmlite does not have yet; the
   value names the issue that brings it (``None``: no open issue yet) and the
   feature.  ``REFUSALS`` says how each such feature is refused today, and a
@@ -173,13 +176,12 @@ LIVE = [
     "60_timeout_job_output",
 ]
 
-JSON = "--json output"
+JSON = [
+    "50_squeue_json_one",
+    "60_sacct_json_one",
+]
 
-DEFERRED: dict[str, tuple[int | None, str]] = {
-    # no open issue yet: JSON output
-    "50_squeue_json_one": (None, JSON),
-    "60_sacct_json_one": (None, JSON),
-}
+DEFERRED: dict[str, tuple[int | None, str]] = {}  # every feature the files use has arrived
 
 
 @dataclass(frozen=True)
@@ -196,14 +198,7 @@ class Refusal:
     marker: str
 
 
-REFUSALS: dict[str, Refusal] = {
-    JSON: Refusal(
-        "squeue --json; sacct --json",
-        1,
-        "squeue: error: --json is not supported yet\nsacct: error: --json is not supported yet",
-        r"--json",
-    ),
-}
+REFUSALS: dict[str, Refusal] = {}
 
 
 @dataclass

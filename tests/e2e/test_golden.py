@@ -5,22 +5,26 @@ Each golden file holds one command (first line), its stdout, ``[stderr]`` and
 host, so stdout, stderr and the exit code must match byte for byte.  SHAPE
 files differ only in job ids: every number is replaced by ``N`` on both sides
 before comparing.  LIVE files (``test_golden_live.py``) replay the golden
-story with real jobs; DEFERRED files wait for a feature, and the tests here
+story with real jobs; JSON files are ``--json`` documents compared by shape
+(``tests/golden_json.py``) with ours for a job of our own; DEFERRED files wait for a feature, and the tests here
 check that the feature is still refused, so the list is kept honest.
 ``golden_catalog.py`` holds the four lists.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import wait_for
 from tests.e2e.golden_catalog import (
     DEFERRED,
     EXACT,
     GOLDEN,
+    JSON,
     LIVE,
     REFUSALS,
     SHAPE,
@@ -28,6 +32,7 @@ from tests.e2e.golden_catalog import (
     load,
 )
 from tests.e2e.golden_live_specs import NOT_REPLAYED
+from tests.golden_json import document_differences, load_golden
 from tests.golden_path import needs_golden
 
 pytestmark = needs_golden
@@ -44,7 +49,7 @@ def workdir(jobdir: Path) -> Path:
 
 
 def test_every_golden_file_is_accounted_for_exactly_once():
-    lists = {"EXACT": EXACT, "SHAPE": SHAPE, "LIVE": LIVE, "DEFERRED": list(DEFERRED)}
+    lists = {"EXACT": EXACT, "SHAPE": SHAPE, "LIVE": LIVE, "JSON": JSON, "DEFERRED": list(DEFERRED)}
     seen: dict[str, list[str]] = {}
     for label, names in lists.items():
         for name in names:
@@ -98,3 +103,24 @@ def test_same_but_ids(cluster, workdir, name):
         )
     finally:
         cluster.run("scancel -u $(id -un) -t PENDING")
+
+
+@pytest.mark.parametrize("name", JSON)
+def test_json_same_shape(cluster, workdir, name):
+    """The golden command on a job of ours (running for squeue, finished for sacct)."""
+    command, golden, _, code = load_golden(GOLDEN / f"{name}.txt")
+    running = command.startswith("squeue")
+    job = cluster.submit("--wrap 'sleep 30'" if running else "--wrap true", cwd=workdir)
+    try:
+        if running:
+            state = lambda: cluster.run(f"squeue -h -j {job} -o %T").stdout.strip()  # noqa: E731
+            wait_for(lambda: state() == "RUNNING", what=f"job {job} to run")
+        else:
+            cluster.wait_done(job)
+        r = cluster.run(re.sub(r"-j \d+", f"-j {job}", command), cwd=workdir)
+        assert (r.stderr, r.returncode) == ("", code)
+        ours = json.loads(r.stdout)
+        assert [j["job_id"] for j in ours["jobs"]] == [job]
+        assert document_differences(golden, ours) == []
+    finally:
+        cluster.run(f"scancel {job}")

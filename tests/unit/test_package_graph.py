@@ -23,10 +23,23 @@ ALLOWED: dict[str, set[str]] = {
     "nodes": {"store", "auth"},
     "accounting": {"store", "auth", "nodes"},
     "steps": {"store", "auth", "nodes"},
-    "sched": {"store", "auth", "nodes", "accounting", "steps"},
+    "notify": {"store", "accounting"},  # job events: the outbox and its delivery worker
+    "sched": {"store", "auth", "nodes", "accounting", "steps", "notify"},  # notify: idle GPUs
     "runs": {"store", "auth", "nodes", "sched"},  # workload runs: a job's row, retries, logs
     "jobs": {"store", "auth", "nodes", "accounting", "steps", "sched", "runs"},
-    "api": {"store", "auth", "nodes", "accounting", "steps", "sched", "runs", "jobs", "context"},
+    "reports": {"store", "auth"},  # usage reports: aggregates over the store (sreport)
+    "api": {
+        "store",
+        "auth",
+        "nodes",
+        "accounting",
+        "steps",
+        "sched",
+        "runs",
+        "jobs",
+        "reports",
+        "context",
+    },
 }
 WIRING = {"context", "main"}  # top-level modules: may import any package
 

@@ -42,7 +42,7 @@ def _example(tp, name=""):  # a value of the given type, to push through the mod
     if origin is list:
         return [_example(args[0], name)]
     if origin is dict:
-        return {"k": _example(args[1])}
+        return {(3 if args[0] is int else "k"): _example(args[1])}
     if args and type(None) in args:
         return _example(next(a for a in args if a is not type(None)), name)
     if dataclasses.is_dataclass(tp):

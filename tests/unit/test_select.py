@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from slurmlite.scheduler.select import constraint_matches, job_shape, min_nodes, select_nodes
+from slurmlite.scheduler.select import constraint_matches, select_nodes
+from slurmlite.scheduler.shape import job_shape, min_nodes
 from slurmlite.scheduler.snapshot import NodeView, PendingJob, Policy
 from tests.builders import a_job, a_node, a_policy, a_snapshot
 

@@ -10,7 +10,8 @@ import random
 
 from slurmlite.scheduler import shortfall as lack
 from slurmlite.scheduler.explain_nodes import per_node_need
-from slurmlite.scheduler.select import memory_rule, node_shortfalls, select_nodes
+from slurmlite.scheduler.select import node_shortfalls, select_nodes
+from slurmlite.scheduler.shape import memory_rule
 from slurmlite.scheduler.shortfall import Shortfall
 from slurmlite.scheduler.snapshot import NodeView, PendingJob
 from tests.builders import a_job, a_node, a_policy

@@ -1,0 +1,54 @@
+"""Idle GPUs on a real local cluster: the agents sample fake GPUs, the controller acts.
+
+The fake GPUs read ``$SLURMLITE_FAKE_GPU_STATE`` (``slurmlite.fakegpu``) at
+every sample: absent or empty, every GPU is idle (0 %).  The cluster samples
+every second (``JobAcctGatherFrequency=1``) and the policy is short: flagged
+after 3 s under 5 %, cancelled 10 s after the flag.  The test flags a job,
+makes its GPUs busy (the flag clears), lets them idle again and sees it
+cancelled, as a user would: squeue, slurmlite explain, sacct, the job's output.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from slurmlite import fakegpu
+from tests.e2e.conftest import local_cluster, wait_for
+
+
+def reason(c, job_id: int) -> str:  # type: ignore[no-untyped-def]
+    return c.run(f"squeue -h -j {job_id} -o '%T %r'").stdout.strip()
+
+
+def test_an_idle_job_is_flagged_cleared_by_use_then_cancelled(tmp_path, monkeypatch):
+    state = tmp_path / "gpus.json"
+    state.write_text("{}")  # every GPU idle
+    state.chmod(0o644)
+    tmp_path.chmod(0o755)
+    monkeypatch.setenv(fakegpu.ENV, str(state))  # the agents started below inherit it
+    with local_cluster(
+        "slurmlite-idle-",
+        nodelist="g[1-2]",
+        cpus_per_node=2,
+        gpus_per_node=2,
+        mem_per_node=2000,
+        extra_conf=(
+            "JobAcctGatherFrequency=1",
+            "SlurmliteIdleGpuPolicy=threshold=5,window=0:03,grace=0:10,action=cancel",
+        ),
+    ) as c:
+        work = c.new_workdir()
+        job = c.submit(f"--gpus=2 -N1 -o {work}/out.txt --wrap 'sleep 120'")
+        wait_for(lambda: reason(c, job) == "RUNNING GpusIdle", 30, "the idle flag")
+        text = c.run(f"slurmlite explain {job}").stdout
+        assert "GPUs idle since" in text and "will be cancelled at" in text, text
+        busy = {str(i): {"util": 90} for i in range(2)}
+        state.write_text(json.dumps(busy))
+        wait_for(lambda: reason(c, job) == "RUNNING None", 8, "the flag to clear")
+        state.write_text("{}")
+        assert c.wait_done(job, 40) == "CANCELLED"
+        sacct = c.run(f"sacct -X -n -j {job} -o State,Reason%12").stdout.split()
+        assert sacct == ["CANCELLED", "GpusIdle"], sacct
+        out = Path(work / "out.txt")
+        wait_for(lambda: out.exists() and "DUE TO IDLE GPUS" in out.read_text(), 10, "the line")
