@@ -214,6 +214,8 @@ class Config:
     mail_server: str = _key("SlurmliteMailServer", "str", "")
     mail_from: str = _key("SlurmliteMailFrom", "str", "slurm@localhost")
     webhook: str = _key("SlurmliteWebhook", "str", "")
+    # URL prefixes a user's own webhook (--mail-user=https://...) may start with; []: none allowed
+    user_webhooks: list[str] = _key("SlurmliteUserWebhooks", "list", factory=list)
     # jobs whose GPUs stay idle (slurmlite.idlegpus); {}: off; a partition's keys override
     idle_gpu_policy: dict[str, str] = _key("SlurmliteIdleGpuPolicy", "idlegpu", factory=dict)
     gpu_outside_use: GpuOutsideUse = _key("SlurmliteGpuOutsideUse", "gpuout", GpuOutsideUse())

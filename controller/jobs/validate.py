@@ -128,6 +128,21 @@ def check_storable(req: JobSubmit) -> None:
             raise SlurmError(errors.SLURM_UNEXPECTED_MSG_ERROR, str(exc)) from None
 
 
+def check_webhook(cfg: Config, req: JobSubmit) -> None:
+    """A ``--mail-user`` URL (the user's own webhook) must start with one of the prefixes
+    the admin allows (``SlurmliteUserWebhooks``): the controller would POST there, so an
+    open list would let any user make it call any address it can reach."""
+    url = req.mail_user or ""
+    if not url.lower().startswith(("http://", "https://")) or not mailtype.words(req.mail_type):
+        return
+    if not any(url.startswith(prefix) for prefix in cfg.user_webhooks):
+        raise SlurmError(
+            errors.ESLURM_ACCESS_DENIED,
+            f"--mail-user={url}: webhooks of users are limited to SlurmliteUserWebhooks"
+            + (f" ({','.join(cfg.user_webhooks)})" if cfg.user_webhooks else " (none allowed)"),
+        )
+
+
 def _script_bytes(req: JobSubmit) -> bytes:
     try:
         return wire_bytes(req.script, req.script_encoding)
@@ -212,6 +227,7 @@ class SubmitValidator:
 
     def validate(self, caller: Caller, req: JobSubmit) -> SubmitPlan:
         check_storable(req)
+        check_webhook(self.cfg, req)
         array = self._array(req)
         check_limits(req)
         part = self._partition(req.partition)

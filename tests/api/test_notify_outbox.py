@@ -208,3 +208,18 @@ def test_array_tasks_ending_in_one_report_give_one_summary(harness):
         ]
         h.ctl.jobs.complete_many(host, ends)
     assert [(j, e) for j, e, _, _ in outbox(h)] == [(jid, "END")]
+
+
+def test_a_users_webhook_must_start_with_an_allowed_prefix(harness):
+    h = harness
+    h.ctl.cfg.user_webhooks = []  # the default: no user may make the controller POST anywhere
+    r = h.post_job(mail_type="END", mail_user="http://169.254.169.254/latest")
+    assert r.status_code == 403
+    assert "webhooks of users are limited to SlurmliteUserWebhooks (none allowed)" in r.text
+    h.ctl.cfg.user_webhooks = ["https://hooks.lab.example/"]
+    r = h.post_job(mail_type="END", mail_user="https://evil.example/hooks.lab.example/")
+    assert r.status_code == 403
+    jid = h.submit(mail_type="END", mail_user="https://hooks.lab.example/alice")["job_id"]
+    assert h.job(jid)["mail_user"] == "https://hooks.lab.example/alice"
+    # without --mail-type nothing is ever sent, so nothing is refused
+    assert h.post_job(mail_user="http://169.254.169.254/").status_code == 200

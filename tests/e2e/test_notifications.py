@@ -56,6 +56,7 @@ def mail_cluster(smtp: SmtpSink) -> Iterator[Cluster]:
         extra_conf=(
             f"SlurmliteMailServer=127.0.0.1:{smtp.port}",
             "SlurmliteMailFrom=slurm@cluster.test",
+            "SlurmliteUserWebhooks=http://127.0.0.1:",  # the test's receiver, on loopback
         ),
     ) as c:
         yield c
