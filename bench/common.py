@@ -120,7 +120,9 @@ class Figure:
 
 
 def fmt(value: float) -> str:
-    """Short and readable: 4.25, 50, 89.3, 112.4, 1,234."""
+    """Short and readable: 4.25, 50, 89.3, 112.4, 1,234; ``n/a`` for NaN (nothing measured)."""
+    if value != value:
+        return "n/a"
     if value >= 1000 or value == int(value):
         return f"{value:,.0f}"
     if value >= 10:

@@ -75,8 +75,12 @@ def _controller(directory: str, pending: int) -> Controller:
     return ctl
 
 
-async def _events(ctl: Controller, seconds: float) -> tuple[list[float], list[float]]:
-    """Submit and wake for ``seconds``; (delays when idle, delays when busy), in ms."""
+async def _events(
+    ctl: Controller, seconds: float, min_idle: int = 5
+) -> tuple[list[float], list[float]]:
+    """Submit and wake for ``seconds``, longer (up to 10 times) until ``min_idle`` events
+    have found the loop idle (on a busy machine most find it in a pass); (delays when idle,
+    delays when busy), in ms."""
     loop = ctl.loop
     task = asyncio.create_task(loop.run())
     idle: list[float] = []
@@ -84,8 +88,9 @@ async def _events(ctl: Controller, seconds: float) -> tuple[list[float], list[fl
     try:
         await asyncio.sleep(1.0)  # the start-up passes
         rng = random.Random(6)
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
+        start = time.monotonic()
+        end, last = start + seconds, start + 10 * seconds
+        while (now := time.monotonic()) < end or (len(idle) < min_idle and now < last):
             await asyncio.sleep(rng.uniform(0.0, 0.1))
             await asyncio.to_thread(ctl.jobs.submit, USER, _job(0))
             before = loop.woken
