@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # `make demo`: a 2-node local cluster with 4 fake GPUs per node, three example jobs,
-# what squeue/sinfo/sacct show, why the big one waits (slurmlite explain), then the cluster is stopped (KEEP=1 keeps it running).
+# what squeue/sinfo/sacct show, why the big one waits (slurmlite explain), what the GPU job used (seff), then the cluster is stopped (KEEP=1 keeps it running).
 set -euo pipefail
 DIR=${DEMO_DIR:-$PWD/demo-cluster}
+
+# fake GPUs show what this file says (slurmlite/fakegpu.py): GPU 0 of each node busy, the others idle
+mkdir -p "$DIR"
+export SLURMLITE_FAKE_GPU_STATE="$DIR/fake-gpus.json"
+echo '{"0": {"util": 85, "mem_used_mib": 20480, "power_mw": 310000}}' >"$SLURMLITE_FAKE_GPU_STATE"
 
 slurmlite cluster up --dir "$DIR" --nodelist 'node[1-2]' --cpus-per-node 4 --gpus-per-node 4 \
     --gpu-type a100 --mem-per-node 8000
@@ -45,6 +50,8 @@ done
 run squeue
 run sacct -j "$cpu,$gpu,$big"
 for id in "$cpu" "$gpu" "$big"; do run cat "slurm-$id.out"; done
+# what the GPU job used of what it held (the agents sample every job; docs/efficiency.md)
+run seff "$gpu"
 # a job step over both nodes, with the rank variables torch's env:// rendezvous reads
 run srun -N2 --ntasks-per-node=2 -l bash -c \
   'echo "rank $RANK of $WORLD_SIZE on $SLURMD_NODENAME, rendezvous at $MASTER_ADDR:$MASTER_PORT"'
