@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 WORKERS ?= 4
 XDIST  := $(if $(filter 0,$(WORKERS)),,-n $(WORKERS) --dist loadfile)
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench lint clean screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m bench.run
+
+# the README's dashboard pictures: the browser test's screenshots, copied to docs/images
+screenshots: $(STAMP)
+	SLURMLITE_SCREENSHOTS_TO=docs/images SLURMLITE_REQUIRE_BROWSER=1 PATH="$(CURDIR)/$(BIN):$$PATH" \
+	  $(BIN)/pytest -q -p no:cacheprovider tests/ui/test_screenshots.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -10,7 +10,9 @@ when it does not check out or was used before (``agent.orders``), and with
 409 when it comes from an older controller epoch (``agent.fencing``).
 ``/v1/launches`` carries several launch orders, each with its own
 credential, checked one by one: a bad one is answered ``refused`` and
-spawns nothing, the good ones start.
+spawns nothing, the good ones start.  ``/v1/note`` appends one line to a
+running batch job's stderr (op ``note``, ``slurmlite.protocol.NoteSpec``):
+the controller's word to the user while the job goes on.
 
 Bodies are typed: a number out of its field's range, a NUL character in
 text (``slurmlite.wire_limits``: the kernel refuses it in paths and the
@@ -35,11 +37,12 @@ from agent.daemon import AgentState, OrderRefused
 from agent.steproutes import add_step_routes
 from slurmlite.bodylimit import BodyLimit, MiB
 from slurmlite.credential import CredentialError
-from slurmlite.protocol import LaunchSpec, SignalSpec, from_dict
+from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec, from_dict
 from slurmlite.wire_limits import INT32_MAX, bounds, no_nul
 
 MAX_ORDER_BODY = 16 * MiB  # one launch: a 4 MiB script and its environment, with room
 MAX_ORDERS_BODY = 64 * MiB  # one pass's launches for this node
+MAX_NOTE = 4096  # characters of a note's line (the controller's are some 150)
 
 
 class OrderAnswer(BaseModel):
@@ -113,13 +116,31 @@ class SignalBody(BaseModel):
     full: bool = False
 
 
-# a launched run can be signalled next (OpenAPI links: clients and schemathesis follow them)
-SIGNAL_LINK = {
+def _one_line(text: str) -> str:
+    if "\n" in text or "\r" in text:
+        raise ValueError("one line: no line break")
+    return text
+
+
+class NoteBody(BaseModel):
+    credential: Text
+    job_id: JobId
+    restarts: Count
+    line: Annotated[Text, AfterValidator(_one_line), Field(max_length=MAX_NOTE)]
+
+
+# a launched run can be signalled or noted next (OpenAPI links: clients and schemathesis follow them)
+RUN_LINKS = {
     "SignalRun": {
         "operationId": "signal",
         "requestBody": {"job_id": "$request.body#/job_id", "restarts": "$request.body#/restarts"},
         "description": "Signal (or terminate) the run just launched.",
-    }
+    },
+    "NoteRun": {
+        "operationId": "note",
+        "requestBody": {"job_id": "$request.body#/job_id", "restarts": "$request.body#/restarts"},
+        "description": "Add a line to the stderr of the run just launched.",
+    },
 }
 
 
@@ -161,7 +182,7 @@ def create_app(state: AgentState) -> FastAPI:
         "/v1/launch",
         response_model=OrderAnswer,
         dependencies=ControllerSigned,
-        openapi_extra={"responses": {"200": {"links": SIGNAL_LINK}}},
+        openapi_extra={"responses": {"200": {"links": RUN_LINKS}}},
     )
     async def launch(body: LaunchBody, st: State) -> OrderAnswer:
         data: dict[str, Any] = body.model_dump()
@@ -204,6 +225,15 @@ def create_app(state: AgentState) -> FastAPI:
         data = body.model_dump()
         _check(st, "signal", data)
         return OrderAnswer(status=await st.signal(from_dict(SignalSpec, data)))
+
+    @app.post(
+        "/v1/note", response_model=OrderAnswer, dependencies=ControllerSigned, operation_id="note"
+    )
+    async def note(body: NoteBody, st: State) -> OrderAnswer:
+        """Append the line to the run's stderr: written | not written | not running."""
+        data = body.model_dump()
+        _check(st, "note", data)
+        return OrderAnswer(status=await st.note(from_dict(NoteSpec, data)))
 
     @app.post("/v1/logs", response_model=LogChunk, dependencies=ControllerSigned)
     async def run_log(body: LogAsk, st: State) -> LogChunk:

@@ -93,7 +93,7 @@ from slurmlite.config import Config, NodeConf
 from slurmlite.crashpoints import crash_point
 from slurmlite.credential import node_key
 from slurmlite.jobenv import set_gpu_indices
-from slurmlite.protocol import JobCompletion, LaunchSpec, SignalSpec
+from slurmlite.protocol import JobCompletion, LaunchSpec, NoteSpec, SignalSpec
 
 log = logging.getLogger("slurmd")
 __all__ = ["AgentState", "Job", "OrderRefused"]
@@ -153,6 +153,7 @@ class AgentState(ControllerLink, CompletionSpool, StepDuties, Fencing):
         )
         self.outside = OutsideWatch.of(self)  # GPUs used outside the scheduler
         self.sampler = UsageSampler.of(self)  # what each running job uses (agent.sampling)
+        self.steps.sampler = self.sampler  # steps count with their job, on every node
         host = self.cfg.control_addr or self.cfg.control_host
         self.controller_host = host
         self.controller_url = f"http://{host}:{self.cfg.slurmctld_port}"
@@ -375,6 +376,18 @@ class AgentState(ControllerLink, CompletionSpool, StepDuties, Fencing):
             # Slurm's default target is the job's steps, never the batch step
             return "no steps"
         return "ok"
+
+    async def note(self, spec: NoteSpec) -> str:
+        """Append the order's line to the batch run's stderr (``agent.killing.write_stderr``:
+        as the job's user, no symlink followed); "written", "not written" or "not running"."""
+        await self._settled(spec.job_id)
+        job = self.jobs.get((spec.job_id, spec.restarts))
+        if job is None or job.proc.status is not None:
+            return "not running"
+        if await asyncio.to_thread(job.proc.write_stderr, spec.line):
+            return "written"
+        log.warning("event=note_not_written job=%s file=%r", spec.job_id, job.proc.std_err)
+        return "not written"
 
     async def shutdown(self) -> None:
         await self.steps.shutdown()

@@ -31,8 +31,8 @@ agent still knows it.  A credential seen before is a *replay*:
 * a launch whose run is here and still going (or being started) is let
   through: the launch path answers "already running" and spawns nothing,
   so the controller's retry of a launch stays harmless (idempotent);
-* anything else is refused: a signal or terminate order, a job step (a
-  step is started once; srun does not retry one), or a launch whose run
+* anything else is refused: a signal, terminate or note order, a job step
+  (a step is started once; srun does not retry one), or a launch whose run
   has ended (it would run the job a second time).
 
 A relaunch after a requeue or a controller restart is a new credential
@@ -219,10 +219,14 @@ class OrderGate:
         self.seen.close()
 
 
+# the credential operations each route accepts (a note's credential is no terminate's)
+_OPS = {"launch": {"launch"}, "signal": {"signal", "terminate"}, "step": {"step"}, "note": {"note"}}
+
+
 def _claim_checks(
     op: str, claims: dict[str, Any], body: dict[str, Any], name: str
 ) -> list[tuple[bool, str]]:
-    ops = {"launch": {"launch"}, "signal": {"signal", "terminate"}, "step": {"step"}}[op]
+    ops = _OPS[op]
     checks = [
         (claims.get("op") in ops, "wrong operation"),
         (claims.get("node") == name, f"credential is not for node {name}"),

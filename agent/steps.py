@@ -312,7 +312,10 @@ class StepRun:
 
 
 async def _reap(t: Task) -> int:
-    """Wait for the task (our child) to end and reap it: its raw wait status."""
+    """Wait for the task (our child) to end and reap it: its raw wait status.
+
+    ``wait4`` also gives the task's resource usage, which covers the children
+    it reaped: its CPU time is kept (``Task.cpu_seconds``, ``agent.step_usage``)."""
     pid = t.proc.pid
     try:
         fd: int | None = os.pidfd_open(pid)
@@ -320,8 +323,9 @@ async def _reap(t: Task) -> int:
         fd = None  # no pidfds (Linux < 5.3): poll
     try:
         while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
+            done, status, rusage = os.wait4(pid, os.WNOHANG)
             if done:
+                t.cpu_seconds = rusage.ru_utime + rusage.ru_stime
                 break
             if fd is None:
                 await asyncio.sleep(0.05)

@@ -21,6 +21,11 @@ a running ``agent.steps.StepRun``:
    (``agent.tasks``).  Should one fail, those already started are killed
    and the step does not start: ``LaunchError``.
 
+Usage: each step is counted with its job by the node's usage sampler
+(``agent.sampling``: ``track_step`` at its start, ``step_ended`` once its
+tasks are reaped, whose summary of the job on this node rides in the
+step's completion), so that every node of a job reports what it used.
+
 Steps are found by their credential (``find``: ``/v1/steps/input``) and
 by job (``of_job``: signal and terminate orders).  A step is not adopted
 by a restarted agent: its tasks are the agent's children and its output
@@ -43,6 +48,7 @@ import shutil
 import signal
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent.cgroups import CgroupTree, JobCgroup
 from agent.confine import CGROUP_FAILED, LaunchError, credentials
@@ -56,6 +62,9 @@ from slurmlite.filepattern import expand_pattern, resolve_output
 from slurmlite.jobenv import set_gpu_indices
 from slurmlite.protocol import JobCompletion, StepLaunch
 from slurmlite.stepenv import task_environment
+
+if TYPE_CHECKING:
+    from agent.sampling import UsageSampler
 
 __all__ = ["StepTable", "task_plans"]
 
@@ -144,6 +153,7 @@ class StepTable:
         os.chmod(gates, 0o711)  # users pass through to their own FIFO, see nothing else
         self.runs: dict[str, StepRun] = {}  # credential -> the step it started
         self._alloc: dict[tuple[int, int], JobCgroup] = {}  # cgroups made for steps
+        self.sampler: UsageSampler | None = None  # counts the steps' usage (agent.sampling)
 
     def find(self, credential: str) -> StepRun | None:
         run = self.runs.get(credential)
@@ -184,6 +194,8 @@ class StepTable:
         ids = (launch.uid, launch.gid, groups)
         run = StepRun(launch, tasks, self._ended, ids, where.cgroup, self.clock)
         self.runs[launch.credential] = run
+        if self.sampler is not None:
+            self.sampler.track_step(run)
         run.start()
         log.info("event=step_started step=%s node=%s tasks=%s", run.name, launch.node, launch.tasks)
         if launch.node_index == 0 and (warning := port_warning(launch.environment, launch.node)):
@@ -213,6 +225,11 @@ class StepTable:
             self._alloc.pop(key).retire()
 
     def _ended(self, run: StepRun, done: JobCompletion) -> None:
+        if self.sampler is not None:  # before its cgroup goes: the end sample reads it
+            try:
+                done.usage = self.sampler.step_ended(run)
+            except Exception:  # a probe's surprise must not cost the step its completion
+                log.exception("event=step_sample_failed step=%s: reported without usage", run.name)
         self.report(done)
         self.runs.pop(run.launch.credential, None)
         self._release((run.launch.job_id, run.launch.restarts))

@@ -111,6 +111,7 @@ class Task:
     stdin: StdinFeed | None
     terminal: int | None = None  # a duplicate of the pty master, for the window size
     status: int | None = None  # raw wait status once reaped
+    cpu_seconds: float | None = None  # once reaped: its CPU time with its reaped children's
     pumps: list[object] = field(default_factory=list)
     gate: tuple[Path, int] | None = None  # the gate FIFO and the agent's descriptor on it
 

@@ -13,6 +13,14 @@ encoding of the 32 summaries is timed apart.  CPU time is the process's
 its state file at every call, which a real driver does not: the GPU part is
 an upper bound.
 
+Steps: the same round over 32 jobs that have only a step here (an
+``salloc``, a multi-node job's other node): each step's task is a real
+``sleep`` leading its own session, as ``agent.tasks`` starts them, without
+a cgroup, so the round walks ``/proc`` once (shared by all 32), reads
+each task's session and saves each job's summary in the spool
+(``agent.usage_spool``).  That cost grows with the processes on the machine
+(printed with the figure).
+
 Controller: 100 nodes x 32 running jobs in a real SQLite store; each node's
 heartbeat carries 32 summaries (one GPU each) and is recorded as the route
 does (``controller.accounting.usage.store_usage``: one read of the jobs, one
@@ -82,6 +90,35 @@ def agent_round(tmp: Path, rounds: int = 300) -> tuple[float, float]:
         )
     per_beat = (time.process_time() - t0) / rounds * 1000
     return per_round, per_beat
+
+
+def step_round(tmp: Path, rounds: int = 100) -> tuple[float, int]:
+    """(CPU ms per round over JOBS step-only jobs, processes on the machine)."""
+    import subprocess
+
+    from agent.sampling import UsageSampler
+
+    class Gpus:
+        def sample(self, indices: list[int]) -> dict:  # type: ignore[type-arg]
+            return {}
+
+    sampler = UsageSampler(Gpus(), FREQ, spool=tmp / "usage")  # type: ignore[arg-type]
+    tasks = [subprocess.Popen(["sleep", "300"], start_new_session=True) for _ in range(JOBS)]
+    try:
+        for i, t in enumerate(tasks):
+            task = SimpleNamespace(pid=t.pid, status=None, cpu_seconds=None)
+            launch = SimpleNamespace(job_id=i, restarts=0, gpus=[i % GPUS])
+            sampler.track_step(SimpleNamespace(cgroup=None, tasks=[task], launch=launch))  # type: ignore[arg-type]
+        sampler.sample()
+        t0 = time.process_time()
+        for _ in range(rounds):
+            sampler.sample()
+        per_round = (time.process_time() - t0) / rounds * 1000
+    finally:
+        for t in tasks:
+            t.kill()
+            t.wait()
+    return per_round, sum(1 for n in os.listdir("/proc") if n.isdigit())
 
 
 def _controller(tmp: Path):  # type: ignore[no-untyped-def]
@@ -167,6 +204,11 @@ def main() -> None:
     print(f"agent, one sampling round, {JOBS} jobs, {GPUS} GPUs (fake pynvml, fake cgroups): "
           f"{per_round:.2f} ms CPU; heartbeat usage encoding {per_beat:.2f} ms CPU")  # fmt: skip
     print(f"  -> {share:.3f} % of one core at JobAcctGatherFrequency={FREQ:.0f} (target < 1 %)")
+    with tempfile.TemporaryDirectory(prefix="slurmlite-bench-steps-") as d:
+        per_step_round, processes = step_round(Path(d))
+    print(f"agent, one sampling round, {JOBS} step-only jobs (real tasks, no cgroup, "
+          f"{processes} processes on the machine): {per_step_round:.2f} ms CPU "
+          f"-> {per_step_round / (FREQ * 1000) * 100:.3f} % of one core")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="slurmlite-bench-ingest-") as d:
         tmp = Path(d)
         (tmp / "state").mkdir()

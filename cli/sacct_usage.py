@@ -2,9 +2,10 @@
 
 The accounting endpoint gives each job the summaries of its current run,
 one per node (``JobInfo.usage``, see ``slurmlite.usage``).  As in Slurm,
-the measured figures belong to the step that ran (here the ``batch`` step,
-whose cgroup holds everything the script started); the job row only sums
-CPU time (``TotalCPU``).  Steps never measured print blank, as Slurm's do
+the measured figures belong to the step that ran (here the ``batch`` step:
+each node's summary holds everything the job ran there, the steps of
+``srun`` on every node included); the job row only sums CPU time
+(``TotalCPU``), which is all an allocation (no ``batch`` step) shows.  Steps never measured print blank, as Slurm's do
 without a gather plugin.
 
 Columns (batch step row):

@@ -14,6 +14,7 @@
     slurmlite secret set|list|delete                          (cli.slurmlite_runs)
     slurmlite simulate TRACE.swf [--policy P] [--compare P ...] (cli.slurmlite_simulate)
     slurmlite report [--start T] [--end T] [--by user|account] [--json] (cli.slurmlite_report)
+    slurmlite ui                                              (cli.slurmlite_ui)
 
 Examples::
 
@@ -152,6 +153,15 @@ main.add_command(cancel)
 main.add_command(secret)
 main.add_command(simulate)
 main.add_command(report)
+
+
+@main.command("ui")
+@click.option("-f", "conf_file", default=None, help="slurm.conf to read (default: $SLURM_CONF).")
+def ui_command(conf_file: str | None) -> None:
+    """Print a one-time login link to the web dashboard (cli.slurmlite_ui)."""
+    from cli.slurmlite_ui import ui
+
+    ui(conf_file)
 
 
 @main.command("node-run", hidden=True)

@@ -30,6 +30,8 @@ from controller.auth.callers import AdminPolicy, Caller
 from controller.jobs.retention import Retention
 from controller.jobs.service import JobService
 from controller.jobs.validate import SubmitValidator
+from controller.metrics import counters
+from controller.metrics.service import Metrics
 from controller.nodes.agent_client import AgentClient, HttpAgentClient, Signer
 from controller.nodes.service import NodeService
 from controller.notify import outbox
@@ -128,6 +130,9 @@ class Controller:
             clock,
             lambda: self.cfg.cluster_name,
         )
+        # /metrics (controller.metrics): counters bumped with the changes they count
+        self._count_hook = counters.install(self.db.sessions)
+        self.metrics = Metrics(self)
         self.started = clock()
 
     @property
@@ -138,6 +143,11 @@ class Controller:
     @agents.setter
     def agents(self, agents: AgentClient) -> None:
         self.loop.agents = agents
+
+    @property
+    def loop_running(self) -> bool:
+        """Whether the scheduling loop's task is alive (``/readyz``)."""
+        return self._task is not None and not self._task.done()
 
     def authenticator(self) -> Authenticator:
         """Munge and JWT checks for TCP callers, built on first use from the ``Config`` in
@@ -224,6 +234,7 @@ class Controller:
         self._purging = asyncio.create_task(self.retention.loop())
         self._collecting = asyncio.create_task(self._collect_snapshots())
         self.notifier.start()
+        self.metrics.start()
 
     async def _collect_snapshots(self) -> None:
         """Unreferenced code snapshots go after ``SlurmliteSnapshotKeep`` (hourly check)."""
@@ -247,6 +258,8 @@ class Controller:
         if self._sending:
             await asyncio.wait(self._sending)
         await asyncio.to_thread(self.notifier.stop)
+        await self.metrics.stop()
+        counters.uninstall(self.db.sessions, self._count_hook)
         outbox.uninstall(self.db.sessions, self._notify_hook)
         await self.agents.close()
         self.db.close()

@@ -214,11 +214,17 @@ class Config:
     mail_server: str = _key("SlurmliteMailServer", "str", "")
     mail_from: str = _key("SlurmliteMailFrom", "str", "slurm@localhost")
     webhook: str = _key("SlurmliteWebhook", "str", "")
+    # OpenMetrics on the controller's port (controller/metrics, docs/metrics.md); "": off
+    metrics_type: str = _key("MetricsType", "str", "")
+    metrics_auth_users: list[str] = _key("MetricsAuthUsers", "list", factory=list)
+    metrics_parameters: list[str] = _key("MetricsParameters", "list", factory=list)
     # URL prefixes a user's own webhook (--mail-user=https://...) may start with; []: none allowed
     user_webhooks: list[str] = _key("SlurmliteUserWebhooks", "list", factory=list)
     # jobs whose GPUs stay idle (slurmlite.idlegpus); {}: off; a partition's keys override
     idle_gpu_policy: dict[str, str] = _key("SlurmliteIdleGpuPolicy", "idlegpu", factory=dict)
     gpu_outside_use: GpuOutsideUse = _key("SlurmliteGpuOutsideUse", "gpuout", GpuOutsideUse())
+    # the web dashboard (/ui, docs/dashboard.md) read-only without login, loopback clients only
+    ui_anonymous: bool = _key("SlurmliteUiAnonymous", "bool", False)
     nodes: list[NodeConf] = field(default_factory=list)
     partitions: list[PartitionConf] = field(default_factory=list)
     gres: list[GresConf] = field(default_factory=list)  # gres.conf device lines

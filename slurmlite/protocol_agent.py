@@ -12,8 +12,9 @@ What flows which way:
   :class:`JobCompletion` items for every step that ended and is not yet
   acknowledged;
 * controller -> agent: :class:`CompletionAcks` (one :class:`CompletionAck` per
-  completion), :class:`LaunchSpec` (run a batch script) and :class:`SignalSpec`
-  (signal or terminate a job), both signed with a ``slurmlite.credential``.
+  completion), :class:`LaunchSpec` (run a batch script), :class:`SignalSpec`
+  (signal or terminate a job) and :class:`NoteSpec` (add a line to a running
+  job's stderr), each signed with a ``slurmlite.credential``.
 """
 
 from __future__ import annotations
@@ -159,3 +160,19 @@ class SignalSpec:
     message: str | None = None  # written to the job's stderr first (timeouts)
     batch_only: bool = False  # scancel -b: the batch shell only
     full: bool = False  # scancel -f: the batch shell, its children and the steps
+
+
+@dataclass
+class NoteSpec:
+    """Controller -> agent: append one line to a running batch job's stderr (op ``note``).
+
+    The controller's word to the job's user while the job goes on, e.g. the
+    idle-GPU warning (``controller.sched.idlegpus``).  One line: the agent
+    refuses text with a line break (422) and writes it as the kill message
+    is written (``agent.killing``: as the job's user, no symlink followed).
+    """
+
+    credential: str
+    job_id: int
+    restarts: int
+    line: str

@@ -1,10 +1,12 @@
 """What a job used: the summaries agents measure and the controller keeps.
 
-An agent samples each running job every ``JobAcctGatherFrequency`` seconds:
-its cgroup (CPU time, memory peak) and, through NVML, the GPUs it holds
-(utilization, memory used, power where the driver reports it).  It sends a
-:class:`UsageSummary` per job with its heartbeats and once more when the job
-ends; the controller keeps the latest one per (job, run, node) in the
+An agent samples each job running on its node every ``JobAcctGatherFrequency``
+seconds: all of the job's processes there -- the batch script's cgroup, the
+tasks of its ``srun`` steps (``agent.sampling``) -- for CPU time and memory,
+and, through NVML, the GPUs it holds there (utilization, memory used, power
+where the driver reports it).  It sends a :class:`UsageSummary` per job with
+its heartbeats and once more when the batch script or a step ends on that
+node; the controller keeps the latest one per (job, run, node) in the
 ``job_usage`` table (``controller.store.models_usage``).  A summary is
 cumulative for the run on that node, so a lost or repeated report never
 counts anything twice: the newest simply replaces the older.
@@ -60,7 +62,7 @@ class UsageSummary:
     samples: int = 0
     first_sample: float | None = None  # epoch seconds
     last_sample: float | None = None
-    cpu_seconds: float = 0.0  # user + system CPU time of the job's cgroup on this node
+    cpu_seconds: float = 0.0  # user + system CPU time of the job's processes on this node
     max_rss_bytes: int = 0  # the cgroup's memory peak
     rss_sum_bytes: float = 0.0  # sum of memory samples: mean = rss_sum_bytes / samples
     gpus: list[GpuUsage] = field(default_factory=list)

@@ -6,7 +6,7 @@ library.  :class:`SmtpSink` speaks just enough SMTP (RFC 5321) for
 ``smtplib``: HELO/EHLO, MAIL, RCPT, DATA (with dot-unstuffing), RSET, NOOP,
 QUIT.  It can be stopped and started again on the same port, to play a mail
 server that is down for a while.  :class:`HttpSink` keeps each POST's path
-and JSON body.
+and JSON body, and its headers.
 """
 
 from __future__ import annotations
@@ -91,11 +91,13 @@ class SmtpSink:
 class HttpSink:
     def __init__(self) -> None:
         self.received: list[tuple[str, dict]] = []  # type: ignore[type-arg]
+        self.headers: list[dict[str, str]] = []  # each POST's headers, in the same order
         sink = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                sink.headers.append(dict(self.headers.items()))
                 sink.received.append((self.path, json.loads(body)))
                 self.send_response(204)
                 self.end_headers()

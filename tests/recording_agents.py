@@ -16,8 +16,9 @@ A test takes the orders it expects and then says nothing else was sent::
     h.agents.assert_nothing_else()             # ... and no other order at all
 
 ``take(kind, n)`` removes the orders of that kind from ``sent`` and fails
-unless there were exactly ``n``; kinds are ``"launch"`` and ``"signal"``
-(a terminate order is a signal whose ``spec.signal`` is ``None``).
+unless there were exactly ``n``; kinds are ``"launch"``, ``"signal"`` (a
+terminate order is a signal whose ``spec.signal`` is ``None``) and ``"note"``
+(a line for a running job's stderr, ``spec.line``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from controller.nodes.agent_client import AgentAddress, AgentError
-from slurmlite.protocol import LaunchSpec, SignalSpec
+from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec
 
 
 class Order(NamedTuple):
@@ -62,6 +63,10 @@ class RecordingAgentClient:
     async def signal(self, to: AgentAddress, spec: SignalSpec) -> None:
         self._reach(to)
         self.sent.append(Order("signal", to.node, spec))
+
+    async def note(self, to: AgentAddress, spec: NoteSpec) -> None:
+        self._reach(to)
+        self.sent.append(Order("note", to.node, spec))
 
     async def close(self) -> None:
         return None

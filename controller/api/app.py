@@ -1,9 +1,11 @@
 """The controller's FastAPI application factory.
 
 The same app serves the Unix socket (users' commands, ``auth/local``) and
-TCP (node agents, signed requests).  Open paths: ``/health`` and
-``/openapi.json``; everything else goes through an authentication
-dependency.  ``SlurmError`` becomes a JSON error with Slurm's errno and
+TCP (node agents, signed requests).  Open paths: ``/health``, the probes
+``/livez``, ``/readyz``, ``/healthz`` and ``/openapi.json``; ``/metrics``
+has its own gate (``routes_metrics``: MetricsAuthUsers, PrivateData);
+the dashboard (``/ui``, ``controller.api.ui``) its own login (``Viewer``);
+everything else goes through an authentication dependency.  ``SlurmError`` becomes a JSON error with Slurm's errno and
 message and a 4xx status — a client's mistake never yields a 500; so does
 a malformed hostlist (``HostlistError``: 400, ESLURM_INVALID_NODE_NAME).
 Request bodies are capped (``slurmlite.bodylimit``: 1 MiB, a submission
@@ -28,6 +30,7 @@ from controller.api import (
     routes_explain,
     routes_jobops,
     routes_jobs,
+    routes_metrics,
     routes_priority,
     routes_reports,
     routes_runs,
@@ -36,6 +39,8 @@ from controller.api import (
 )
 from controller.api.deps import get_node, get_user
 from controller.api.fastsubmit import MAX_SUBMIT_BODY
+from controller.api.ui import api_router as ui_api_router
+from controller.api.ui import router as ui_router
 from controller.context import Controller
 from controller.jobs.submit_queue import SubmitQueue
 from controller.runs.snapshots import PART
@@ -63,6 +68,7 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
     )
     app.state.controller = ctl
     app.state.submits = SubmitQueue(ctl.jobs, lambda: ctl.loop.wake())
+    ctl.metrics.submit_latency = app.state.submits.latency  # /metrics/jobs shows it
     app.include_router(routes_cluster.open_router)
     app.include_router(routes_jobs.router, dependencies=[Depends(get_user)])
     app.include_router(routes_jobops.router, dependencies=[Depends(get_user)])
@@ -77,6 +83,9 @@ def create_app(ctl: Controller, run_loop: bool = True) -> FastAPI:
     app.include_router(routes_runs.router, dependencies=[Depends(get_user)])
     app.include_router(routes_reports.router, dependencies=[Depends(get_user)])
     app.include_router(routes_cluster.node_router, dependencies=[Depends(get_node)])
+    app.include_router(routes_metrics.router)  # MetricsType, MetricsAuthUsers: its own gate
+    app.include_router(ui_api_router, dependencies=[Depends(get_user)])  # slurmlite ui
+    app.include_router(ui_router)  # the web dashboard: each page asks for its Viewer
 
     limits = {
         ("POST", "/v1/jobs"): MAX_SUBMIT_BODY,

@@ -28,6 +28,7 @@ from controller.jobs.cancel_refs import cancel_refs
 from controller.jobs.completions import CompletionRecorder
 from controller.jobs.submit_keys import Attempt
 from controller.jobs.validate import SubmitPlan, SubmitValidator
+from controller.metrics import counters
 from controller.nodes.agent_client import AgentOrder
 from controller.steps.ends import running_steps
 from controller.store import job_ids, job_query
@@ -217,6 +218,7 @@ class JobService(CompletionRecorder):
                         )
             if rows:
                 s.execute(_JOBS.insert(), rows)
+                counters.bump(s, {("jobs_submitted", ""): len(rows)})  # same transaction
             submit_keys.with_jobs(s, numbered, tries)  # a run's row (Attempt.with_job)
             if keys:
                 submit_keys.insert(s, keys)

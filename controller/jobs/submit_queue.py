@@ -37,6 +37,7 @@ while something waits.  Tests that drive the app with several event loops
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -44,7 +45,11 @@ from dataclasses import dataclass, field
 from controller.auth.callers import Caller
 from controller.jobs.service import JobService
 from controller.jobs.submit_keys import Attempt
+from slurmlite.openmetrics import Histogram
 from slurmlite.protocol import JobSubmit
+
+# submit latency buckets, seconds (slurmlite_submit_latency_seconds, controller.metrics)
+LATENCY_BOUNDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
 MAX_BATCH = 256  # submissions per transaction, at most
 
@@ -67,6 +72,7 @@ class SubmitQueue:
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Waiting] = (
             weakref.WeakKeyDictionary()
         )
+        self.latency = Histogram(LATENCY_BOUNDS)  # queued -> committed (or refused)
 
     async def submit(
         self, caller: Caller, req: JobSubmit, attempt: Attempt | None = None
@@ -84,7 +90,11 @@ class SubmitQueue:
         waiting.items.append((caller, req, attempt, future))
         if waiting.writer is None:
             waiting.writer = loop.create_task(self._write(waiting))
-        return await future
+        began = time.perf_counter()
+        try:
+            return await future
+        finally:
+            self.latency.observe(time.perf_counter() - began)
 
     async def _write(self, waiting: _Waiting) -> None:
         """Store what waits, batch after batch, until nothing does."""

@@ -1,4 +1,4 @@
-"""Talking to node agents: signed requests carrying signed launch/signal/terminate orders.
+"""Talking to node agents: signed requests carrying signed launch/signal/terminate/note orders.
 
 Every order carries a credential signed with the *target node's* orders key
 (``slurmlite.credential``: derived from that node's key, so only that node
@@ -49,7 +49,7 @@ from slurmlite.credential import (
     sign_request,
     to_node_key,
 )
-from slurmlite.protocol import LaunchSpec, SignalSpec, StepLaunch, to_dict
+from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec, StepLaunch, to_dict
 
 log = logging.getLogger("slurmctld.agents")
 
@@ -60,7 +60,7 @@ CREDENTIAL_TTL = 120.0  # seconds, like Slurm's default credential lifetime
 class AgentOrder:
     """Something an agent must be told after a commit."""
 
-    kind: str  # "terminate" | "signal"
+    kind: str  # "terminate" | "signal" | "note" (``message``: the line for the job's stderr)
     job_id: int
     node: str
     restarts: int
@@ -185,6 +185,11 @@ class Signer:
         spec.credential = self.sign(op, body, node, uid, gid, now)
         return spec
 
+    def note(self, spec: NoteSpec, node: str, uid: int, gid: int, now: float) -> NoteSpec:
+        """Sign ``spec`` for ``node`` (in place; returned): op ``note``, its own credential."""
+        spec.credential = self.sign("note", to_dict(spec), node, uid, gid, now)
+        return spec
+
     def headers(self, node: str, method: str, path: str, body: bytes, now: float) -> dict[str, str]:
         """Signature headers of a request to ``node``'s agent."""
         return sign_request(self._keys_of(node)[1], node, method, path, body, now)
@@ -198,6 +203,8 @@ class AgentClient(Protocol):
     ) -> list[AgentError | None]: ...
 
     async def signal(self, to: AgentAddress, spec: SignalSpec) -> None: ...
+
+    async def note(self, to: AgentAddress, spec: NoteSpec) -> None: ...
 
     async def close(self) -> None: ...
 
@@ -298,6 +305,9 @@ class HttpAgentClient:
 
     async def signal(self, to: AgentAddress, spec: SignalSpec) -> None:
         await self._post(to, "/v1/signal", to_dict(spec))
+
+    async def note(self, to: AgentAddress, spec: NoteSpec) -> None:
+        await self._post(to, "/v1/note", to_dict(spec))
 
     async def close(self) -> None:
         await self._http.aclose()

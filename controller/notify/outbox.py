@@ -20,9 +20,23 @@ Example: job 12 (``--mail-type=END``) completes -> in the completion's
 transaction, one row (12, run 0, "END", "alice", "Slurm Job_id=12 Name=train
 Ended, Run time 00:01:02, COMPLETED, ExitCode 0").
 
+The hook also sees ``JobRow.dep_failed`` turn true: the dependency can never
+be satisfied, INVALID_DEPEND (``controller.sched.deps`` changes those rows
+through the ORM for that reason, and the cancel of ``--kill-on-invalid-dep``
+with them, whose END follows in the same flush).
+
 Array tasks: with ``ARRAY_TASKS`` each task notifies on its own (``Slurm
 Array Task Job_id=10_3 (13) ...``); without it, an array notifies as one
-job, its first BEGIN and its last end (the rows are keyed on the array's id).
+job, its first BEGIN and one summary at its last end (the rows are keyed on
+the array's id; ``controller.notify.arrays``).
+
+Statements that skip the hook (checked; they must not change ``state``):
+the bulk UPDATEs of ``jobs`` write priorities, pending reasons and expected
+starts, and fair-share charging marks; retention DELETEs finished jobs (an
+event still undelivered goes out, without its ``seff`` body).  One gap is
+left: a submission refused for BadConstraints is inserted FAILED by the
+batch insert of ``JobService.submit_many`` (a bare connection), so its FAIL
+is not recorded, where Slurm mails it.
 
 :func:`record_warnings` is the periodic half: running jobs that asked for
 ``TIME_LIMIT_50/80/90`` and have used that share of their limit get the
@@ -37,8 +51,8 @@ from typing import Any
 
 from sqlalchemy import event, inspect, select
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.orm.util import identity_key
 
+from controller.notify import arrays
 from controller.store.models import JobRow
 from controller.store.models_notify import OutboxRow
 from slurmlite import mailtype
@@ -46,7 +60,7 @@ from slurmlite import mailtype
 log = logging.getLogger("slurmctld.notify")
 
 Destinations = Callable[[JobRow], list[str]]
-_LIVE = ("PENDING", "RUNNING")
+_ENDS = ("END", "FAIL")
 
 
 def destinations(webhook: Callable[[], str]) -> Destinations:
@@ -62,8 +76,15 @@ def destinations(webhook: Callable[[], str]) -> Destinations:
     return of
 
 
-def subject_of(row: JobRow, event_name: str, now: float, summary: bool = False) -> str:
-    """Slurm's subject line for ``row``'s event (``slurmlite.mailtype.subject``)."""
+def subject_of(
+    row: JobRow,
+    event_name: str,
+    now: float,
+    whole: bool = False,
+    summary: mailtype.ArraySummary | None = None,
+) -> str:
+    """Slurm's subject line for ``row``'s event (``slurmlite.mailtype.subject``);
+    ``whole``: the array's event, worded from ``summary`` at its end."""
     return mailtype.subject(
         event_name,
         row.id,
@@ -76,19 +97,30 @@ def subject_of(row: JobRow, event_name: str, now: float, summary: bool = False) 
         now=now,
         array_job_id=row.array_job_id,
         array_task_id=row.array_task_id,
-        array_summary=summary,
+        array_summary=whole,
+        summary=summary,
     )
 
 
-def add_events(s: Session, row: JobRow, events: list[str], now: float, where: Destinations) -> int:
-    """Insert one outbox row per (event, destination); how many were added."""
-    key, summary = row.id, False
-    if row.array_job_id is not None and "ARRAY_TASKS" not in mailtype.words(row.mail_type):
-        events = [e for e in events if _array_notifies(s, row, e)]
-        key, summary = row.array_job_id, True
+def add_events(
+    s: Session,
+    row: JobRow,
+    events: list[str],
+    now: float,
+    where: Destinations,
+    summary: mailtype.ArraySummary | None = None,
+) -> int:
+    """Insert one outbox row per (event, destination); how many were added.
+
+    An array task without ARRAY_TASKS records the array's events (keyed on its
+    id, each once: ``arrays.notifies``); ``summary`` words the array's end."""
+    key, whole = row.id, arrays.as_one(row)
+    if whole:
+        events = [e for e in events if arrays.notifies(s, row, e)]
+        key = row.array_job_id  # type: ignore[assignment]
     added = 0
     for name in events:
-        text = subject_of(row, name, now, summary)
+        text = subject_of(row, name, now, whole, summary)
         for to in where(row):
             s.add(
                 OutboxRow(
@@ -107,28 +139,6 @@ def add_events(s: Session, row: JobRow, events: list[str], now: float, where: De
     return added
 
 
-def _array_notifies(s: Session, row: JobRow, name: str) -> bool:
-    """An array without ARRAY_TASKS: its first BEGIN, and the end of its last task only."""
-    array = row.array_job_id
-    if any(isinstance(o, OutboxRow) and (o.job_id, o.event) == (array, name) for o in s.new):
-        return False  # another task of this flush raised it already (tasks start/end together)
-    if name == "BEGIN":  # none stored yet
-        q = select(OutboxRow.id).where(OutboxRow.job_id == array, OutboxRow.event == "BEGIN")
-        return s.execute(q.limit(1)).first() is None
-    if name in ("END", "FAIL"):  # no other task left: as stored, or as changed in this flush
-        live = select(JobRow.id).where(
-            JobRow.array_job_id == array,
-            JobRow.id != row.id,
-            JobRow.state.in_(_LIVE),
-        )
-        for (other,) in s.execute(live):
-            mine = s.identity_map.get(identity_key(JobRow, other))
-            if mine is None or mine.state in _LIVE:
-                return False
-        return True
-    return True
-
-
 def install(
     sessions: sessionmaker[Session], clock: Callable[[], float], where: Destinations
 ) -> Any:
@@ -141,18 +151,31 @@ def install(
         now = clock()
         with session.no_autoflush:
             for row in changed:
-                if not row.mail_type:
-                    continue
-                history = inspect(row).attrs.state.history
-                if not history.added:
-                    continue
-                old = history.deleted[0] if history.deleted else "PENDING"  # a split task
-                found = mailtype.events_for(row.mail_type, old, row.state)
-                if found:
-                    add_events(session, row, found, now, where)
+                if row.mail_type:
+                    _record(session, row, row in session.new, now, where)
 
     event.listen(sessions, "before_flush", before_flush)
     return before_flush
+
+
+def _record(s: Session, row: JobRow, new: bool, now: float, where: Destinations) -> None:
+    """The events of one changed row (``mailtype.events_for``), added to the outbox."""
+    attrs = inspect(row).attrs
+    history = attrs.state.history
+    # a new row's dep_failed is copied (a split task), not found now
+    turned = not new and True in attrs.dep_failed.history.added
+    if not history.added and not turned:
+        return
+    old = history.deleted[0] if history.deleted else ("PENDING" if history.added else row.state)
+    summary = None
+    whole = arrays.as_one(row)
+    if whole and mailtype.is_end(old, row.state) and mailtype.words(row.mail_type) & {*_ENDS}:
+        summary = arrays.summary_if_last(s, row)
+    found = mailtype.events_for(row.mail_type, old, row.state, dep_failed=turned, summary=summary)
+    if whole and summary is None:  # not the array's last task: its end comes later
+        found = [e for e in found if e not in _ENDS]
+    if found:
+        add_events(s, row, found, now, where, summary)
 
 
 def uninstall(sessions: sessionmaker[Session], hook: Any) -> None:

@@ -7,7 +7,11 @@ slurm.conf, for each message by its recipient:
 
 * an ``http://`` or ``https://`` recipient (``--mail-user=https://...``, or
   ``SlurmliteWebhook``) gets the event as JSON by POST; any 2xx answer is
-  delivery;
+  delivery.  The message's stable id (:attr:`Message.message_id`, one per
+  outbox row) is in the JSON (``message_id``) and in an ``Idempotency-Key``
+  header, and is the mail's ``Message-ID``: delivery is at least once (a
+  controller that dies after a send and before marking it sends it again),
+  and a receiver that keeps the ids it has seen drops the second copy;
 * any other recipient is a mail: ``MailProg=/path`` set -> that program is
   run as Slurm's slurmctld runs it, ``MailProg -s "SUBJECT" RECIPIENT``,
   with the body on standard input and ``SLURM_JOB_ID``, ``SLURM_JOB_USER``,
@@ -24,6 +28,7 @@ sends: tests assert exactly what was sent.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import smtplib
@@ -55,10 +60,12 @@ class Message:
     subject: str
     body: str
     job: dict[str, Any] = field(default_factory=dict)  # name, user, state, exit_code, ...
+    message_id: str = ""  # the same at every try of one outbox row: "anchor-17-1733470000000"
 
     def payload(self) -> dict[str, Any]:
         """The webhook's JSON document."""
         return {
+            "message_id": self.message_id,
             "job_id": self.job_id,
             "event": self.event,
             "subject": self.subject,
@@ -78,9 +85,10 @@ def is_url(recipient: str) -> bool:
 class WebhookSender:
     def send(self, message: Message) -> None:
         data = json.dumps(message.payload()).encode()
-        req = urllib.request.Request(
-            message.recipient, data=data, headers={"Content-Type": "application/json"}
-        )
+        headers = {"Content-Type": "application/json"}
+        if message.message_id:
+            headers["Idempotency-Key"] = message.message_id
+        req = urllib.request.Request(message.recipient, data=data, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=TIMEOUT) as answer:  # noqa: S310 (http(s) only)
                 answer.read()
@@ -124,6 +132,8 @@ class SmtpSender:
     def send(self, message: Message) -> None:
         mail = EmailMessage(policy=_ONE_LINE)
         mail["From"], mail["To"], mail["Subject"] = self.sender, message.recipient, message.subject
+        if message.message_id:  # a resent copy carries the same id (mail clients merge them)
+            mail["Message-ID"] = f"<{message.message_id}@slurmlite>"
         mail.set_content(message.body)  # BEGIN and the like: no body, as in Slurm
         try:
             with smtplib.SMTP(self.host, self.port, timeout=TIMEOUT) as smtp:
@@ -153,9 +163,7 @@ class Router:
 
 
 def _with_recipient(message: Message, recipient: str) -> Message:
-    return Message(
-        message.job_id, message.event, recipient, message.subject, message.body, message.job
-    )
+    return dataclasses.replace(message, recipient=recipient)
 
 
 def sender_for(cfg: Config) -> Sender:

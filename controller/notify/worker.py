@@ -15,6 +15,12 @@ round (every ``interval`` seconds, or at once when woken):
    its own short transaction: ``delivered = now``, or ``attempts + 1`` and
    ``next_try = now + backoff`` with the error kept in ``last_error``.
 
+Delivery is at least once: a controller that dies between a send and its
+``delivered`` mark sends the message again after its restart.  Every try of
+one row carries the same :meth:`DeliveryWorker.message_id` (the webhook's
+``message_id`` and ``Idempotency-Key``, the mail's ``Message-ID``), so a
+receiver can drop the copy.
+
 Backoff doubles from ``BASE`` up to ``CAP``: after tries 1, 2, 3, 4 a row
 waits 1, 2, 4, 8 s ... then 600 s between tries, for as long as it takes
 (an event is never dropped; ``slurmlite check`` style tools see the row).
@@ -144,7 +150,14 @@ class DeliveryWorker:
             }
             if row.event in WITH_SUMMARY:
                 body = self._summary(s, job, now)
-        return Message(row.job_id, row.event, row.recipient, row.subject, body, facts)
+        return Message(
+            row.job_id, row.event, row.recipient, row.subject, body, facts, self.message_id(row)
+        )
+
+    def message_id(self, row: OutboxRow) -> str:
+        """The row's stable id, the same at every try: cluster, row id, and when it was
+        recorded in ms (a row id the store reuses after a purge still gives a new id)."""
+        return f"{self.cluster() or 'slurmlite'}-{row.id}-{int(row.created * 1000)}"
 
     def _summary(self, s: Session, job: JobRow, now: float) -> str:
         try:

@@ -10,7 +10,8 @@ all their targets in one more query, then:
 * marks a dependency that can never hold (``afterok`` on a FAILED job) as
   failed: reason ``DependencyNeverSatisfied``, never evaluated again; with
   ``--kill-on-invalid-dep=yes`` or ``DependencyParameters=kill_invalid_depend``
-  the job is cancelled instead;
+  the job is cancelled instead; either change goes through the ORM, where
+  the notification hook records INVALID_DEPEND (and the cancel's END);
 * answers the reason of every job still waiting, which the pass shows
   (``PendingJob.external_reason``) without considering the job.
 
@@ -33,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import or_, select, update
+from sqlalchemy.orm import Session
 
 from controller.store.array_split import split_task
 from controller.store.db import Database
@@ -277,10 +279,25 @@ def evaluate(db: Database, cfg: Config, now: float) -> dict[int, str]:
                         blocked[split_task(s, master, i).id] = reasons.DEPENDENCY
     if changes:
         with db.write() as s:
-            for job_id, values in changes.items():
-                s.execute(
-                    update(JobRow)
-                    .where(JobRow.id == job_id, JobRow.state == "PENDING")
-                    .values(**values)
-                )
+            _apply(s, changes)
     return blocked
+
+
+def _apply(s: Session, changes: dict[int, dict[str, Any]]) -> None:
+    """Write the changes of jobs still PENDING.  A dependency found never satisfiable
+    (``dep_failed``, and the cancel that may come with it) goes through the ORM, so
+    the notification hook sees it (INVALID_DEPEND, END: ``controller.notify.outbox``);
+    the rest, which raises no event, as one statement per job."""
+    failed = [job_id for job_id, values in changes.items() if values.get("dep_failed")]
+    for i in range(0, len(failed), 500):
+        q = select(JobRow).where(JobRow.id.in_(failed[i : i + 500]), JobRow.state == "PENDING")
+        for row in s.scalars(q):
+            for name, value in changes[row.id].items():
+                setattr(row, name, value)
+    for job_id, values in changes.items():
+        if not values.get("dep_failed"):
+            s.execute(
+                update(JobRow)
+                .where(JobRow.id == job_id, JobRow.state == "PENDING")
+                .values(**values)
+            )

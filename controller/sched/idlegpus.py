@@ -18,7 +18,14 @@ the loop calls :meth:`IdleGpuCheck.run`, which
    * FLAGGED: the job's reason becomes ``GpusIdle`` (``squeue -o %r``,
      ``scontrol show job``'s ``Reason=``), a warning goes to the controller
      log, and ``slurmlite explain`` says since when and what happens next
-     (:func:`flag_text`).  A job with a ``--mail-type`` (any) also gets a
+     (:func:`flag_text`).  A batch job's batch host is sent a ``note``
+     order (signed like a terminate order, delivered after the pass like
+     every order, a failure only logged) that appends :func:`note_line` to
+     the job's stderr, e.g. ``slurmstepd-n1: warning: job 7: its GPUs have
+     been under 5 % for 10:00; it will be requeued at ... unless they get
+     busy (SlurmliteIdleGpuPolicy)``; once per flag, since the watch says
+     FLAGGED once until a busy interval clears it.  An allocation has no
+     batch step, so no file to write to: it gets none.  A job with a ``--mail-type`` (any) also gets a
      ``GPUS_IDLE`` notification in the outbox (``controller.notify``), to
      its ``--mail-user`` and the cluster's webhook, e.g. ``Slurm Job_id=7
      Name=train GPUs idle since ...; will be requeued at ...``; the requeue
@@ -130,19 +137,23 @@ class IdleGpuCheck:
     def _apply(self, s: Session, row: JobRow, change: Change, now: float) -> list[AgentOrder]:
         if change is Change.FLAGGED:
             row.reason = reasons.GPUS_IDLE
-            text = flag_text(self.watch.flag(row.id))  # type: ignore[arg-type]
+            flag: Flag = self.watch.flag(row.id)  # type: ignore[assignment]
+            text = flag_text(flag)
             log.warning(
                 "event=gpus_idle job=%s user=%s nodes=%s text=%r next=%s",
                 row.id, row.user, row.nodes, text,
                 "use the GPUs or scancel the job if it is done",
             )  # fmt: skip
             self._notify(s, row, text, now)
+            if row.batch_host and not row.allocation:  # the batch step's stderr (module doc)
+                line = note_line(row.id, row.batch_host, flag)
+                return [AgentOrder("note", row.id, row.batch_host, row.restarts, message=line)]
         elif change is Change.CLEARED:
             row.reason = reasons.NONE
             log.info("event=gpus_busy_again job=%s", row.id)
         elif change is Change.DUE:
-            flag = self.watch.flag(row.id)
-            return self._act(s, row, flag.policy.action if flag else "cancel", now)
+            due = self.watch.flag(row.id)
+            return self._act(s, row, due.policy.action if due else "cancel", now)
         return []
 
     def _notify(self, s: Session, row: JobRow, text: str, now: float) -> None:
@@ -199,14 +210,30 @@ class IdleGpuCheck:
 def flag_text(flag: Flag) -> str:
     """``GPUs idle since 2026-12-06T10:02:00 (under 5 % for 2:00:00); will be requeued at
     2026-12-06T10:32:00`` -- the one wording of a flag (explain, the log)."""
-    policy = flag.policy
-    text = (
-        f"GPUs idle since {fmt_timestamp(flag.idle_since)} "
-        f"(under {policy.threshold:g} % for {fmt_compact(policy.window)})"
-    )
+    text = f"GPUs idle since {fmt_timestamp(flag.idle_since)} ({_idle_for(flag)})"
     if flag.action_at is None:
         return text + "; warned only (action=warn)"
-    return text + f"; will be {_DONE[policy.action]} at {fmt_timestamp(flag.action_at)}"
+    return text + f"; will be {_next(flag)}"
+
+
+def note_line(job_id: int, node: str, flag: Flag) -> str:
+    """The line a flag adds to the job's stderr, in the words of the node's kill lines:
+    ``slurmstepd-n1: warning: job 12: its GPUs have been under 5 % for 2:00:00; it will
+    be requeued at 2026-12-06T10:32:00 unless they get busy (SlurmliteIdleGpuPolicy)``."""
+    head = f"slurmstepd-{node}: warning: job {job_id}: its GPUs have been {_idle_for(flag)}"
+    if flag.action_at is None:
+        return head + "; this is a warning only (SlurmliteIdleGpuPolicy)"
+    return head + f"; it will be {_next(flag)} unless they get busy (SlurmliteIdleGpuPolicy)"
+
+
+def _idle_for(flag: Flag) -> str:
+    """``under 5 % for 2:00:00``: the policy's idea of idle."""
+    return f"under {flag.policy.threshold:g} % for {fmt_compact(flag.policy.window)}"
+
+
+def _next(flag: Flag) -> str:
+    """``requeued at 2026-12-06T10:32:00``: what an acting flag leads to, and when."""
+    return f"{_DONE[flag.policy.action]} at {fmt_timestamp(flag.action_at)}"  # type: ignore[arg-type]
 
 
 def _qos_layers(s: Session) -> dict[str, str]:

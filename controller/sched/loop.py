@@ -81,7 +81,8 @@ from controller.store.models import JobRow, StepRow
 from controller.store.rows import add_flag, drop_flag, split_list
 from slurmlite import reasons
 from slurmlite.crashpoints import crash_point
-from slurmlite.protocol import LaunchSpec, SignalSpec
+from slurmlite.openmetrics import Histogram
+from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec
 from slurmlite.restarts import NODE_FAIL
 from slurmlite.scheduler.snapshot import Plan, Snapshot
 from slurmlite.timefmt import fmt_timestamp
@@ -97,6 +98,8 @@ log = logging.getLogger("slurmctld.loop")
 TICK = 1.0  # seconds between passes when nothing happens
 MIN_GAP = 0.01  # seconds from the end of a pass to the start of the next, at least
 MAX_DELAY = 0.04  # seconds an event that finds the loop idle waits for its pass, at most
+# pass duration buckets, seconds (slurmlite_sched_pass_seconds, controller.metrics)
+PASS_BOUNDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 
 
 class SchedulerLoop:
@@ -106,6 +109,7 @@ class SchedulerLoop:
         self._event = asyncio.Event()
         self._stopped = False
         self.passes = 0
+        self.pass_seconds = Histogram(PASS_BOUNDS)  # steps 1-3 of each pass, wall clock
         self._last_end = 0.0
         self._last_took = 0.0  # how long the last pass ran (wall clock)
         self._deliveries: set[asyncio.Task[None]] = set()  # orders on their way (kept referenced)
@@ -121,6 +125,21 @@ class SchedulerLoop:
     def last_snapshot(self) -> Snapshot | None:
         """The snapshot of the latest full pass (backfill's, or every pass without it)."""
         return self._state.snapshot
+
+    @property
+    def last_took(self) -> float:
+        """Seconds the last pass of ``run()`` took (0 before the first)."""
+        return self._last_took
+
+    @property
+    def last_end(self) -> float | None:
+        """``time.monotonic()`` when the last pass of ``run()`` ended (None: none yet)."""
+        return self._last_end or None
+
+    @property
+    def full_passes(self) -> tuple[int, float | None]:
+        """(full passes so far, the clock at the last one) — the backfill's figures."""
+        return self._state.full_passes, self._state.last_full
 
     @property
     def last_plan(self) -> Plan | None:
@@ -181,6 +200,7 @@ class SchedulerLoop:
 
     async def _pass(self) -> list[Coroutine[Any, Any, None]]:
         """Steps 1-3 of a tick; the deliveries of step 4, not yet started."""
+        began = time.monotonic()
         orders: list[AgentOrder] = []
         orders += await asyncio.to_thread(self._liveness)
         orders += await asyncio.to_thread(self._time_limits)
@@ -195,6 +215,7 @@ class SchedulerLoop:
         for spec, addr in launches:
             per_node.setdefault(addr, []).append(spec)
         self.passes += 1
+        self.pass_seconds.observe(time.monotonic() - began)
         return [
             *(self._launch(specs, addr) for addr, specs in per_node.items()),
             *(self.dispatch(o) for o in orders),
@@ -329,6 +350,15 @@ class SchedulerLoop:
         addr = await asyncio.to_thread(parts.nodes.address, order.node)
         owner = await asyncio.to_thread(owner_of, parts.db, order.job_id)
         if addr is None or owner is None:
+            return
+        if order.kind == "note":  # a line for the job's stderr; the job goes on
+            note = NoteSpec("", order.job_id, order.restarts, order.message or "")
+            parts.signer.note(note, order.node, owner[0], owner[1], parts.clock())
+            try:
+                await self.agents.note(addr, note)
+            except AgentError as e:
+                log.warning("event=note_failed job=%s node=%s error=%r next=%s", order.job_id,
+                            order.node, str(e), "none: the job runs on, the line is lost")  # fmt: skip
             return
         spec = SignalSpec(
             credential="",

@@ -66,7 +66,7 @@ def test_only_message(
     row = SimpleNamespace(**values)  # read as pending_job reads a job row
     probe = dataclasses.replace(pending_job(row), held=None, begin_time=None)
     snap, _ = gather.take(db, cfg, nodes, now, extra=(probe,))
-    plan = backfill_pass(snap, _examining(snap, probe.job_id, policy))
+    plan = backfill_pass(snap, examining(snap, probe.job_id, policy))
     part = values["partition"]
     start = next((s for s in plan.starts if s.job_id == job_id), None)
     if start is not None:
@@ -87,7 +87,7 @@ def test_only_message(
     )
 
 
-def _examining(snap: Snapshot, job_id: int, policy: Policy) -> Policy:
+def examining(snap: Snapshot, job_id: int, policy: Policy) -> Policy:
     """``policy`` with ``bf_max_job_test`` high enough for the pass to reach ``job_id``."""
     order = [j.job_id for j in queue_order(snap)]
     needed = order.index(job_id) + 1

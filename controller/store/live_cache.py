@@ -128,6 +128,7 @@ class LiveJobs:
         self.rows: dict[int, Live] = {}  # ascending id order when ``_sorted``
         self._sorted = True
         self.floor = math.inf  # rows shown at cutoffs >= floor are all in ``rows``
+        self.version = 0  # grows whenever ``rows`` changes: readers may cache what they derive
 
     def mark(self, ids: Iterable[int] | str) -> None:
         with self._marks:
@@ -145,6 +146,8 @@ class LiveJobs:
             self._load(db, cutoff)
         elif stale:
             self._reread(db, sorted(stale))
+        if everything or stale:
+            self.version += 1
         if not self._sorted:
             self.rows = dict(sorted(self.rows.items()))
             self._sorted = True
@@ -155,6 +158,7 @@ class LiveJobs:
         for i in ids:
             del self.rows[i]
         self.floor = max(self.floor, cutoff)
+        self.version += 1
 
     def _load(self, db: Database, cutoff: float) -> None:
         q = select(*COLUMNS).where(

@@ -322,4 +322,9 @@ class LeaseRow(Base):
 
 # the workload runs', measured usage's and notifications' tables (their own modules;
 # imported here so that the metadata has them)
-from controller.store import models_notify, models_runs, models_usage  # noqa: E402, F401
+from controller.store import (  # noqa: E402, F401
+    models_metrics,
+    models_notify,
+    models_runs,
+    models_usage,
+)

@@ -12,7 +12,7 @@ terminated.
 
 Every operation gets 100 generated cases (valid and invalid ones, after the
 schema's examples and schemathesis' boundary values), then the state machine
-follows the schema's links (launch -> signal).  Fixed seed, no example
+follows the schema's links (launch -> signal, launch -> note).  Fixed seed, no example
 database, as in ``tests/api/test_fuzz_controller.py``.
 """
 
@@ -28,11 +28,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from agent.app import LaunchBody, SignalBody, create_app
+from agent.app import LaunchBody, NoteBody, SignalBody, create_app
 from agent.daemon import AgentState
 from agent.launcher import BatchRun
 from slurmlite.config import parse_config
-from slurmlite.protocol import LaunchSpec, SignalSpec, from_dict
+from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec, from_dict
 from tests.agent.signing import CLUSTER_KEY, NODE, request_headers, signed
 from tests.fuzz_asgi import Switch, load_schema, on_the_wire, stateful_settings
 
@@ -54,6 +54,7 @@ class StandIn:
     def __init__(self, job_dir: Path) -> None:
         self.done = asyncio.Event()
         self.signals: list[int] = []
+        self.notes: list[str] = []  # lines of note orders
         self.job_dir = job_dir  # where the usage sampler keeps the run's summary
 
     async def wait_async(self) -> None:
@@ -64,6 +65,10 @@ class StandIn:
 
     def signal(self, sig: int, batch_only: bool = False) -> None:
         self.signals.append(sig)
+
+    def write_stderr(self, line: str) -> bool:
+        self.notes.append(line)
+        return True
 
     async def terminate_async(self, kill_wait: int, message: str | None = None) -> None:
         self.status = 15  # killed by SIGTERM
@@ -151,6 +156,8 @@ def map_body(context: Any, body: Any) -> Any:
         return _with_credential(body, LaunchBody, LaunchSpec)
     if path == "/v1/signal":
         return _with_credential(body, SignalBody, SignalSpec)
+    if path == "/v1/note":
+        return _with_credential(body, NoteBody, NoteSpec)
     if path == "/v1/launches" and isinstance(body, dict) and isinstance(body.get("launches"), list):
         launches = [_with_credential(o, LaunchBody, LaunchSpec) for o in body["launches"]]
         return {**body, "launches": launches}

@@ -19,6 +19,7 @@ from sqlalchemy import select
 
 from controller.store.models_notify import OutboxRow
 from controller.store.models_usage import JobUsageRow
+from slurmlite.timefmt import fmt_timestamp
 from slurmlite.usage import GpuUsage
 from tests.api import conftest
 from tests.api.conftest import BOB, ROOT, harness_on
@@ -93,7 +94,9 @@ def test_idle_for_the_window_flags_then_requeues_after_the_grace(h):
     assert "GPUs idle since" in text and "(under 5 % for 10:00)" in text
     assert "will be requeued at" in text
     h.agents.take("launch", 1)
-    h.agents.assert_nothing_else()  # a warning sends nothing to the node
+    [note] = h.agents.take("note", 1)  # the warning line for the job's stderr
+    assert (note.node, note.spec.job_id, note.spec.restarts) == (usage.node, jid, 0)
+    h.agents.assert_nothing_else()
     usage.run(119, 0.0)
     assert h.job(jid)["state"] == "RUNNING"  # the grace: 2 minutes from the flag
     usage.run(1, 0.0)
@@ -102,6 +105,37 @@ def test_idle_for_the_window_flags_then_requeues_after_the_grace(h):
     [kill] = h.agents.take("signal", 1)
     assert kill.spec.signal is None and kill.node == usage.node  # terminate
     assert "DUE TO IDLE GPUS ***" in kill.spec.message
+    h.agents.assert_nothing_else()
+
+
+def test_the_job_log_line_is_sent_once_per_flag_and_never_for_an_allocation(h, caplog):
+    jid, usage = start(h)
+    alloc, alloc_usage = start(h, script="", name="bash", allocation=True)
+    h.agents.take("launch", 1)  # the batch job's; the allocation's srun starts its steps
+    alloc_usage.gpu.samples += 600  # as idle, written before the check
+    alloc_usage.write()
+    usage.run(600, 0.0)  # flagged at 600 s: requeue at 600 + 120 (the fake clock's)
+    assert (h.job(jid)["reason"], h.job(alloc)["reason"]) == ("GpusIdle", "GpusIdle")
+    [note] = h.agents.take("note", 1)  # the batch job's, on its batch host; none for alloc
+    requeue_at = fmt_timestamp(h.clock() + 120)  # flagged now, grace 2 minutes
+    assert note.spec.line == (
+        f"slurmstepd-{usage.node}: warning: job {jid}: its GPUs have been under 5 % for 10:00; "
+        f"it will be requeued at {requeue_at} unless they get busy (SlurmliteIdleGpuPolicy)"
+    )
+    alloc_usage.gpu.samples += 60  # the allocation gets busy: it stays out of the way
+    alloc_usage.gpu.util_sum += 60 * 50.0
+    alloc_usage.write()
+    usage.run(60, 0.0)  # still flagged: nothing new to say
+    h.agents.assert_nothing_else()
+    usage.run(60, 20.0)  # busy: cleared (the grace had not run out: 600 + 60 < 720)
+    usage.run(600, 0.0)  # idle for a new window: a new flag, a new line
+    [again] = h.agents.take("note", 1)
+    assert again.spec.job_id == jid and again.spec.line != note.spec.line  # a later deadline
+    h.agents.fail_nodes.add(usage.node)  # its agent cannot be reached: logged, nothing raised
+    usage.run(60, 20.0)
+    usage.run(600, 0.0)
+    assert h.job(jid)["reason"] == "GpusIdle"  # the check went on
+    assert "event=note_failed" in caplog.text and f"job={jid}" in caplog.text
     h.agents.assert_nothing_else()
 
 

@@ -61,7 +61,17 @@ def test_webhook_posts_json_and_an_error_answer_is_a_failure():
         to_hook = Message(7, "END", sink.url("/h"), "s", "", {"state": "COMPLETED"})
         WebhookSender().send(to_hook)
         assert sink.received == [
-            ("/h", {"job_id": 7, "event": "END", "subject": "s", "body": "", "state": "COMPLETED"})
+            (
+                "/h",
+                {
+                    "message_id": "",  # none given here; the worker gives every row one
+                    "job_id": 7,
+                    "event": "END",
+                    "subject": "s",
+                    "body": "",
+                    "state": "COMPLETED",
+                },
+            )
         ]
         with pytest.raises(DeliveryError, match="webhook unreachable"):
             WebhookSender().send(Message(7, "END", f"http://127.0.0.1:{free_port()}/", "s", ""))

@@ -12,7 +12,9 @@ The stories, as a user sees them:
 * the mail server is down when the job ends: the controller keeps the event,
   retries, and the mail arrives once the server is back;
 * ``MailProg=`` (applied with ``scontrol reconfigure``): the program is run
-  as Slurm runs it, ``MailProg -s SUBJECT RECIPIENT``.
+  as Slurm runs it, ``MailProg -s SUBJECT RECIPIENT``;
+* ``afterok`` on a job that fails, with ``--kill-on-invalid-dep=yes``: the
+  dependent job's ``Invalid dependency`` mail, then its END (cancelled).
 """
 
 from __future__ import annotations
@@ -156,3 +158,22 @@ def test_mailprog_is_run_as_slurm_runs_it(
     finally:
         c.conf.write_text(original)
         c.run("scontrol reconfigure")
+
+
+def test_afterok_on_a_failing_job_mails_invalid_dependency_then_end(
+    mail_cluster: Cluster, smtp: SmtpSink
+) -> None:
+    c = mail_cluster
+    first = c.submit("-J pre --wrap 'exit 1'")
+    post = c.submit(
+        f"-J post --dependency=afterok:{first} --kill-on-invalid-dep=yes "
+        "--mail-type=INVALID_DEPEND,END --mail-user=carol@lab.test --wrap true"
+    )
+    assert c.wait_done(first) == "FAILED"
+    assert c.wait_done(post) == "CANCELLED"
+    got = wait_for(lambda: len(mails_to(smtp, post)) == 2 and mails_to(smtp, post), what="2 mails")
+    assert got == [
+        f"Slurm Job_id={post} Name=post Invalid dependency",
+        f"Slurm Job_id={post} Name=post Ended, CANCELLED, ExitCode 0",
+    ]
+    assert all(r == ["carol@lab.test"] for r, m in smtp.received if f"={post} " in m["Subject"])

@@ -78,11 +78,54 @@ def test_subjects_are_slurms():
     assert subject("BEGIN", 13, "a", "RUNNING", array_job_id=10, array_task_id=3) == (
         "Slurm Array Task Job_id=10_3 (13) Name=a Began"
     )
+    done = mailtype.array_summary("COMPLETED", [("COMPLETED", 0, 0)])
     assert subject(
-        "END", 10, "a", "COMPLETED", exit_code=0, array_job_id=10, array_summary=True, **times
-    ) == (
-        "Slurm Array Summary Job_id=10_* (10) Name=a Ended, Run time 00:01:02, COMPLETED, ExitCode 0"
+        "END", 13, "a", "COMPLETED", array_job_id=10, array_summary=True, summary=done, **times
+    ) == ("Slurm Array Summary Job_id=10_* (10) Name=a Ended, COMPLETED, ExitCode [0-0]")
+    # an array's other events: the summary head, no times (Slurm's format has none)
+    assert subject("BEGIN", 11, "a", "RUNNING", array_job_id=10, array_summary=True, **times) == (
+        "Slurm Array Summary Job_id=10_* (10) Name=a Began"
     )
+    assert subject("INVALID_DEPEND", 12, "post", "PENDING", **times) == (
+        "Slurm Job_id=12 Name=post Invalid dependency"
+    )
+
+
+def _sum(*tasks: tuple[str, int | None, int]) -> mailtype.ArraySummary:
+    return mailtype.array_summary("COMPLETED", tasks)
+
+
+@pytest.mark.parametrize(
+    ("tasks", "term", "failed"),
+    [
+        # statuses are raw wait statuses: exit 3 is 3 << 8 = 768
+        ((("COMPLETED", 0, 0), ("COMPLETED", 0, 0)), ", COMPLETED, ExitCode [0-0]", False),
+        ((("FAILED", 3 << 8, 0), ("COMPLETED", 0, 0)), ", Mixed, ExitCode [0-3]", True),
+        ((("FAILED", 1 << 8, 0), ("FAILED", 3 << 8, 0)), ", COMPLETED, ExitCode [1-3]", True),
+        # cancelled with status 0 counts as 9 (SIGKILL): lowest 9 is no exit, highest 768 is
+        ((("CANCELLED", None, 0), ("FAILED", 3 << 8, 0)), ", Mixed, MaxExitCode [3]", True),
+        # only signals: the highest signal
+        ((("CANCELLED", None, 0), ("FAILED", 15, 0)), ", Mixed, MaxSignal [15]", False),
+        # a task that was requeued says so
+        ((("COMPLETED", 0, 1), ("COMPLETED", 0, 0)), ", COMPLETED, ExitCode [0-0], with requeued "
+         "tasks", False),
+    ],
+)  # fmt: skip
+def test_an_array_summary_is_worded_as_slurm_does(tasks, term, failed):
+    assert (_sum(*tasks).term(), _sum(*tasks).failed) == (term, failed)
+
+
+def test_invalid_depend_and_the_summary_decide_events():
+    # a dependency found never satisfiable, with the cancel that may follow it: told first
+    every = parse("ALL")  # the stored, canonical form
+    assert events_for(every, "PENDING", "CANCELLED", dep_failed=True) == ["INVALID_DEPEND", "END"]
+    assert events_for(every, "PENDING", "PENDING", dep_failed=True) == ["INVALID_DEPEND"]
+    assert events_for("END", "PENDING", "PENDING", dep_failed=True) == []  # not asked for
+    # an array's last task completed, but another failed: the summary is a FAIL (if asked for)
+    mixed = _sum(("FAILED", 3 << 8, 0), ("COMPLETED", 0, 0))
+    assert events_for("END,FAIL", "RUNNING", "COMPLETED", summary=mixed) == ["FAIL"]
+    assert events_for("END", "RUNNING", "COMPLETED", summary=mixed) == ["END"]
+    assert events_for("FAIL", "RUNNING", "COMPLETED", summary=mixed) == ["FAIL"]
 
 
 ENV = {"PATH": "/usr/bin"}

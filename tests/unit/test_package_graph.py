@@ -26,7 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "notify": {"store", "accounting"},  # job events: the outbox and its delivery worker
     "sched": {"store", "auth", "nodes", "accounting", "steps", "notify"},  # notify: idle GPUs
     "runs": {"store", "auth", "nodes", "sched"},  # workload runs: a job's row, retries, logs
-    "jobs": {"store", "auth", "nodes", "accounting", "steps", "sched", "runs"},
+    "metrics": {"store", "nodes", "sched"},  # /metrics: counts, counters kept with the changes
+    "jobs": {"store", "auth", "nodes", "accounting", "steps", "sched", "runs", "metrics"},
     "reports": {"store", "auth"},  # usage reports: aggregates over the store (sreport)
     "api": {
         "store",
@@ -38,8 +39,9 @@ ALLOWED: dict[str, set[str]] = {
         "runs",
         "jobs",
         "reports",
+        "metrics",
         "context",
-    },
+    },  # with the dashboard (controller/api/ui): HTML routes over the same services
 }
 WIRING = {"context", "main"}  # top-level modules: may import any package
 

@@ -1,0 +1,1 @@
+"""Dashboard tests in a real browser (tests/ui/conftest.py)."""
