@@ -12,7 +12,8 @@ the loop calls :meth:`IdleGpuCheck.run`, which
    (``job_usage``, the agents' cumulative summaries), and hands each run's
    per-GPU counters (``(node, index) -> (util_sum, samples)``) to the watch.  Jobs without GPU figures are not judged, and
    interactive allocations (``salloc``, ``srun --pty``) are judged by the
-   same GPU signal as batch jobs;
+   same GPU signal as batch jobs: their steps' samples, and, while no step
+   runs, GPUs that nothing can be using (one idle sample per check);
 2. applies what changed:
 
    * FLAGGED: the job's reason becomes ``GpusIdle`` (``squeue -o %r``,
@@ -88,6 +89,8 @@ class IdleGpuCheck:
         self.parts = parts
         self.watch = IdleWatch()
         self._last: float | None = None  # when the last check ran
+        # (job, run) -> checks that found the allocation without a running step
+        self._idle_reads: dict[tuple[int, int], int] = {}
 
     def run(self) -> list[AgentOrder]:
         """Check if one is due: the terminate orders of the runs requeued or cancelled."""
@@ -115,11 +118,13 @@ class IdleGpuCheck:
                 if found[key] is not None:
                     rows[row.id] = (row, found[key])  # type: ignore[assignment]
             counters = _counters(s, [(row.id, row.restarts) for row, _ in rows.values()])
+            self._stepless_allocations(s, rows, counters)
             for job_id, (row, policy) in rows.items():
                 if job_id in counters:
                     change = self.watch.observe(job_id, row.restarts, policy, counters[job_id], now)
                     orders += self._apply(s, row, change, now)
             self.watch.keep_only({j for j, (r, _) in rows.items() if r.state == "RUNNING"})
+            self._idle_reads = {k: v for k, v in self._idle_reads.items() if k[0] in rows}
             # flags this watch does not hold: set before a restart, or the policy went away
             stale = select(JobRow).where(
                 JobRow.state == "RUNNING", JobRow.reason == reasons.GPUS_IDLE
@@ -128,6 +133,21 @@ class IdleGpuCheck:
                 if self.watch.flag(row.id) is None:
                     row.reason = reasons.NONE
         return orders
+
+    def _stepless_allocations(
+        self, s: Session, rows: dict[int, tuple[JobRow, IdleGpuPolicy]], counters: dict
+    ) -> None:
+        """An allocation with GPUs and no running step has nothing on its nodes, so its
+        GPUs are idle although no agent samples them: each such check adds one idle
+        sample to a counter of its own (``("", -1)``), so ``salloc`` left open over a
+        shell that runs nothing is judged like a batch job whose GPUs sit at 0 %."""
+        for job_id, (row, _) in rows.items():
+            holds = row.gpus_per_node or row.gpus_total
+            if not row.allocation or not holds or running_steps(s, job_id, row.restarts):
+                continue
+            key = (job_id, row.restarts)
+            self._idle_reads[key] = self._idle_reads.get(key, 0) + 1
+            counters.setdefault(job_id, {})[("", -1)] = (0.0, self._idle_reads[key])
 
     def describe(self, job_id: int) -> str | None:
         """What ``slurmlite explain`` adds for a flagged running job; None if not flagged."""

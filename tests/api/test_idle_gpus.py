@@ -253,3 +253,29 @@ def test_a_qos_policy_is_laid_over_the_partitions_and_only_an_operator_sets_it(h
     assert set_qos("normal", "-1") == 200  # taken away: the job follows slurm.conf again
     qos = {q["name"]: q["idle_gpu_policy"] for q in h.client.get("/v1/assocs").json()["qos"]}
     assert qos["normal"] == ""
+
+
+def test_an_allocation_without_a_running_step_has_idle_gpus(h):
+    # salloc --gpus-per-node=1, then a shell that never runs srun: no agent samples
+    # anything, and nothing can be using its GPU -- each check counts as idle
+    jid = h.submit(gpus_per_node=1, script="", name="bash", allocation=True)["job_id"]
+    h.tick()
+    assert h.job(jid)["state"] == "RUNNING"
+    h.pass_time(1)
+    h.tick()  # the baseline
+    for _ in range(10):  # 10 checks a minute apart: 600 s idle
+        h.pass_time(60)
+        h.tick()
+    assert h.job(jid)["reason"] == "GpusIdle"
+    h.pass_time(120)
+    h.tick()  # the grace: an allocation cannot be requeued, so it is cancelled
+    assert (h.job(jid)["state"], h.job(jid)["reason"]) == ("CANCELLED", "GpusIdle")
+
+
+def test_an_allocation_without_gpus_is_never_judged(h):
+    jid = h.submit(script="", name="bash", allocation=True)["job_id"]
+    h.tick()
+    for _ in range(15):
+        h.pass_time(60)
+        h.tick()
+    assert (h.job(jid)["state"], h.job(jid)["reason"]) == ("RUNNING", "None")
