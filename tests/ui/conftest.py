@@ -50,8 +50,11 @@ def chromium() -> str:
     return browser_or_skip()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium: str) -> Iterator[Any]:
+    """One browser per test file: Playwright's sync API runs an event loop in this thread
+    until it is stopped, and the next file in the same pytest worker (``--dist loadfile``)
+    may call ``asyncio.run``, which refuses to run inside a running loop."""
     from playwright.sync_api import sync_playwright
 
     pw = sync_playwright().start()
