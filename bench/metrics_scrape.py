@@ -7,8 +7,9 @@ every scrape counts them all), then:
 1. ``/metrics/jobs``: ``--scrapes`` GETs (default 200) one after another over
    the controller's Unix socket with a keep-alive client; the median and p90
    of the round trip (the target: 5 ms), and the size of the answer; then a
-   quarter as many, each right after a submission (the counts cannot be
-   reused: the cost when the queue is busy); each other endpoint once;
+   quarter as many, each right after a submission (the cost when the queue
+   is busy: the changed row is read and the counts follow it); each other
+   endpoint once;
 2. the submission rate: ``--submits`` held jobs (default 6,000) in one burst
    of 16 connections (``bench.common.submit_many``), first alone, then while
    a thread scrapes every ``/metrics`` endpoint once a second, as a
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"/metrics/jobs with {args.jobs:,} pending: median {fmt(median(times))} ms, "
                 f"p90 {fmt(p90(times))} ms (target 5 ms), {size / 1000:.1f} kB"
             )
-            # a job changed since the last scrape: the counts are made again (no reuse)
+            # a job changed since the last scrape: its row is read again, the counts follow
             one = cl.client()
             held = cl.request("--wrap", "true", "--hold")
             changed = []
@@ -103,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
                 changed.append(_time_get(c, "/metrics/jobs")[0])
             one.close()
             print(
-                f"  after each submission (counts made anew): median {fmt(median(changed))} ms, "
+                f"  right after each submission: median {fmt(median(changed))} ms, "
                 f"p90 {fmt(p90(changed))} ms"
             )
             for name in ENDPOINTS[1:]:

@@ -7,6 +7,8 @@ histograms, and per-GPU usage.  One module a concept:
 
 * ``jobstats``   jobs counted by state, once, for the jobs, partition, user
   and account endpoints;
+* ``jobcounts``  those counts kept up to date from the live job cache's
+  changes, so a scrape never counts every job;
 * ``nodestats``  nodes counted by state and their resources;
 * ``counters``   the store-backed counters (migration 0022);
 * ``gpus``       per-GPU utilization and memory of running jobs (job_usage);

@@ -4,10 +4,19 @@ Slurm 25.11 (``src/plugins/metrics/openmetrics/openmetrics.c``) exposes the
 same set of job counts four times: for the cluster (``slurm_jobs_*``), per
 partition (``slurm_partition_jobs_*{partition=...}``), per user
 (``slurm_user_jobs_*{username=...}``) and per account
-(``slurm_account_jobs_*{account=...}``).  :class:`JobStats` is that set;
-:func:`tally` fills one per group from the live jobs
-(``controller.store.live_cache``: what squeue lists, MinJobAge included),
-and :func:`write` renders a set under a prefix.
+(``slurm_account_jobs_*{account=...}``).  :class:`JobStats` is that set,
+made from the live jobs (``controller.store.live_cache``: what squeue lists,
+MinJobAge included) in two steps:
+
+1. :func:`count`: the jobs per key (partition, user, account, state, flags,
+   reason) -> ``[jobs, started, cpus, gpus, memory MiB, nodes]``, the last
+   five summed over the jobs past PENDING (:func:`holder_figures`); a few
+   dozen keys for 10,000 jobs.  ``controller.metrics.jobcounts`` keeps such a
+   count up to date as jobs change rather than counting again;
+2. :func:`fold`: those keys summed into one :class:`JobStats` per group (the
+   cluster, or each partition, user or account).
+
+:func:`write` renders a set under a prefix.
 
 What each count means here:
 
@@ -22,15 +31,19 @@ What each count means here:
 Example: alice runs job 1 (2 CPUs, 1 GPU) and has job 2 held ->
 ``slurm_jobs 2``, ``slurm_jobs_running 1``, ``slurm_jobs_pending 1``,
 ``slurm_jobs_hold 1``, ``slurm_jobs_gpus_alloc 1``,
-``slurm_user_jobs_pending{username="alice"} 1``.
+``slurm_user_jobs_pending{username="alice"} 1``; the count behind it is
+``{("debug", "alice", "physics", "RUNNING", "", "None"): [1, 1, 2, 1, 1000, 1],
+("debug", "alice", "physics", "PENDING", "", "JobHeldUser"): [1, 0, 0, 0, 0, 0]}``.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
+from typing import Any
 
 from controller.store.live_cache import Live
 from controller.store.rows import LISTING_COLUMNS
@@ -40,7 +53,12 @@ from slurmlite.openmetrics import Exposition
 _AT = {name: i for i, name in enumerate(LISTING_COLUMNS)}
 _HELD = (reasons.JOB_HELD_USER, reasons.JOB_HELD_ADMIN)
 _HOLDING = ("RUNNING", "SUSPENDED")
-_REASON, _START, _ALLOC = _AT["reason"], _AT["start_time"], _AT["alloc"]
+_START, _ALLOC, _STATE = _AT["start_time"], _AT["alloc"], _AT["state"]
+# what a job is counted under: the groups, then what JobStats.add reads
+GROUPS = {"partition": 0, "user": 1, "account": 2}
+Key = tuple[str, str, str, str, str, str | None]  # partition, user, account, state, flags, reason
+key_of = itemgetter(*(_AT[c] for c in ("partition", "user", "account", "state", "flags", "reason")))
+_values = attrgetter("values")
 
 # metric suffix -> (JobStats field, help); Slurm's names, in Slurm's order
 STATE_COUNTS = (
@@ -91,58 +109,67 @@ class JobStats:
         elif state == "PENDING" and reason in _HELD:
             self._more("hold", n)
 
+    def add_holders(self, figures: Sequence[int]) -> None:
+        """What jobs past PENDING add: ``figures`` as :func:`holder_figures` (summed)."""
+        started, cpus, gpus, mem, nodes = figures
+        self._more("started", started)
+        self._more("cpus_alloc", cpus)
+        self._more("gpus_alloc", gpus)
+        self._more("memory_alloc", mem * 1024 * 1024)  # MiB
+        self._more("nodes_alloc", nodes)
+
     def _more(self, name: str, n: int) -> None:
         self.other[name] = self.other.get(name, 0) + n
 
-    def add_holder(self, r: Live) -> None:
-        """A job past PENDING: started, and what it holds while it runs."""
-        if r.values[_START] is not None:
-            self._more("started", 1)
-        if r.state in _HOLDING:
-            allocs = json.loads(r.values[_ALLOC] or "[]")
-            self._more("cpus_alloc", sum(a["cpus"] for a in allocs))
-            self._more("gpus_alloc", sum(len(a.get("gpus", [])) for a in allocs))
-            self._more("memory_alloc", sum(a["mem"] for a in allocs) * 1024 * 1024)  # MiB
-            self._more("nodes_alloc", len(allocs))
+
+def holder_figures(values: tuple[Any, ...]) -> tuple[int, int, int, int, int]:
+    """What a job past PENDING counts (its listing ``values``): started (0 or 1), and
+    while running or suspended its CPUs, GPUs, memory (MiB) and nodes."""
+    started = 0 if values[_START] is None else 1
+    if values[_STATE] not in _HOLDING:
+        return started, 0, 0, 0, 0
+    allocs = json.loads(values[_ALLOC] or "[]")
+    cpus = sum(a["cpus"] for a in allocs)
+    gpus = sum(len(a.get("gpus", [])) for a in allocs)
+    return started, cpus, gpus, sum(a["mem"] for a in allocs), len(allocs)
 
 
-def tally(rows: list[Live], group: str | None = None) -> dict[str, JobStats]:
-    """``rows`` counted per ``group`` (``partition``, ``user``, ``account``; None: one
-    group, ``""``).
+def count(rows: Iterable[Live]) -> dict[Key, list[int]]:
+    """``rows`` counted from scratch: per :data:`key_of` key ``[jobs, *holder figures]``.
 
     The bulk of a queue is pending jobs that differ in nothing counted here, so
-    the rows are first grouped by (group, state, flags, reason) with C-level
-    getters (the cluster's 10,000 jobs: ~1 ms), and only the jobs past PENDING
-    are looked at one by one (their start and allocation).
+    they are grouped with C-level getters (10,000 jobs: ~1 ms), and only the
+    jobs past PENDING are looked at one by one (their start and allocation).
     """
-    out: dict[str, JobStats] = {}
-    why = map(itemgetter(_REASON), map(attrgetter("values"), rows))
-    if group is None:  # the cluster: (state, flags) pairs, held jobs counted apart
-        mine = _stats(out, "")
-        for (state, flag), n in Counter(map(attrgetter("state", "flags"), rows)).items():
-            mine.add(state, flag, None, n)
-        held = Counter(why)  # held reasons of any state; those past PENDING come off below
-        mine._more("hold", sum(held[r] for r in _HELD))
-    else:
-        names = map(itemgetter(_AT[group]), map(attrgetter("values"), rows))
-        keys = zip(names, map(attrgetter("state", "flags"), rows), why, strict=True)
-        for (name, (state, flag), reason), n in Counter(keys).items():
-            _stats(out, name).add(state, flag, reason, n)
+    rows = list(rows)
+    out = {k: [n, 0, 0, 0, 0, 0] for k, n in Counter(map(key_of, map(_values, rows))).items()}
     for r in rows:
         if r.state != "PENDING":
-            stats = _stats(out, "" if group is None else r.values[_AT[group]])
-            stats.add_holder(r)
-            if group is None and r.values[_REASON] in _HELD:
-                stats._more("hold", -1)  # a job no longer pending keeps its old hold reason
+            into = out[key_of(r.values)]
+            for i, x in enumerate(holder_figures(r.values), 1):
+                into[i] += x
     return out
 
 
-def _stats(out: dict[str, JobStats], name: object) -> JobStats:
-    key = "" if name is None else str(name)
-    found = out.get(key)
-    if found is None:
-        found = out[key] = JobStats()
-    return found
+def fold(counts: Mapping[Key, Sequence[int]], group: str | None = None) -> dict[str, JobStats]:
+    """``counts`` (as :func:`count`) summed per ``group`` (``partition``, ``user``,
+    ``account``; None: the cluster, one group named ``""``)."""
+    out: dict[str, JobStats] = {}
+    at = None if group is None else GROUPS[group]
+    for key, (n, *figures) in counts.items():
+        name = "" if at is None else str(key[at])
+        stats = out.get(name)
+        if stats is None:
+            stats = out[name] = JobStats()
+        stats.add(key[3], key[4], key[5], n)
+        if any(figures):
+            stats.add_holders(figures)
+    return out
+
+
+def tally(rows: Iterable[Live], group: str | None = None) -> dict[str, JobStats]:
+    """``rows`` counted per ``group``, from scratch."""
+    return fold(count(rows), group)
 
 
 def write(out: Exposition, prefix: str, stats: JobStats, labels: dict[str, str] | None) -> None:

@@ -2,10 +2,12 @@
 
 Sources, chosen so a scrape is cheap and never waits for the scheduler:
 
-* jobs: the live job cache (``controller.store.live_cache``: the rows squeue
-  lists, refreshed only where a commit changed them) — never a read of the
-  whole jobs table; with 10,000 pending jobs ``/metrics/jobs`` takes about
-  2 ms (``bench/metrics_scrape.py``);
+* jobs: counts kept up to date from the live job cache's changes
+  (``controller.metrics.jobcounts`` following ``controller.store.live_cache``:
+  the rows squeue lists, refreshed only where a commit changed them) — never
+  a read of the whole jobs table, nor a count of every job; with 10,000
+  pending jobs ``/metrics/jobs`` takes about 1 ms, right after a submission
+  too (``bench/metrics_scrape.py``);
 * nodes and partitions: ``NodeService.infos()``, as sinfo;
 * scheduler: the loop's own figures (passes, the pass-duration histogram,
   the last full pass of the backfill) read without its lock;
@@ -22,10 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from controller.metrics import counters, gpus, jobstats, nodestats
-from controller.store.live_cache import Live, view_of
+from controller.metrics import counters, gpus, jobcounts, jobstats, nodestats
+from controller.store.live_cache import view_of
 from slurmlite.openmetrics import Exposition, Histogram
 
 if TYPE_CHECKING:
@@ -66,47 +68,37 @@ class Metrics:
         self.submit_latency: Histogram | None = None  # the app's SubmitQueue's (set by the app)
         self._passes_base = counters.read(ctl.db).get(("sched_passes", ""), 0.0)
         self._task: asyncio.Task[None] | None = None
-        # (key, live jobs, their JobStats, stored counters): see _live and _job_figures
-        self._cache: tuple[tuple[int, float], list[Live], Any, Any] | None = None
+        self._stored: tuple[int, dict[counters.Key, float]] | None = None  # (view version, ...)
 
     # ----------------------------------------------------------- sources
 
-    def live_jobs(self) -> list[Live]:
-        """The jobs squeue would list now (MinJobAge applies), from the live cache."""
-        return self._live()[0]
+    def job_stats(self, *groups: str | None) -> tuple[list[dict[str, jobstats.JobStats]], int]:
+        """The job counts squeue's jobs give now (MinJobAge applies), summed per each of
+        ``groups`` (None: the cluster), and the live view's version they are of.
 
-    def _live(self) -> tuple[list[Live], tuple[int, float]]:
-        """The jobs, and the key under which what they give may be reused: the view's
-        version, and the cutoff past which a finished job among them drops out."""
+        The count is kept up to date by the live cache's changes
+        (:mod:`controller.metrics.jobcounts`); what is done here, under the view's lock
+        (never the scheduler's), is reading the rows changed since the last reader and
+        summing a few dozen keys."""
         ctl = self.ctl
         cutoff = ctl.clock() - ctl.cfg.min_job_age
         view = view_of(ctl.db)
         with view.lock:
             rows = view.refresh(ctl.db, cutoff)
-            version, cached = view.version, self._cache
-            if cached is not None and cached[0][0] == version and cutoff <= cached[0][1]:
-                return cached[1], cached[0]
-            out = [
-                r
-                for r in rows.values()
-                if r.live or r.completing or (r.end_time is not None and r.end_time >= cutoff)
-            ]
-        ends = [r.end_time for r in out if not (r.live or r.completing) and r.end_time]
-        key = (version, min(ends, default=float("inf")))
-        self._cache = (key, out, None, None)
-        return out, key
+            counts = jobcounts.of(view).at(rows, cutoff)
+            return [jobstats.fold(counts, g) for g in groups], view.version
 
     def _job_figures(self) -> tuple[jobstats.JobStats, dict[counters.Key, float]]:
-        """The cluster's job counts and the stored counters, reused while no job changed:
-        every counter but ``sched_passes`` is bumped in a transaction that writes a job
-        row, which bumps the live view's version."""
-        rows, key = self._live()
-        cached = self._cache
-        if cached is not None and cached[0] == key and cached[2] is not None:
-            return cached[2], cached[3]
-        stats = jobstats.tally(rows).get("", jobstats.JobStats())
+        """The cluster's job counts and the stored counters, read again only after a job
+        row changed: every counter but ``sched_passes`` is bumped in a transaction that
+        writes a job row, which bumps the live view's version."""
+        (cluster,), version = self.job_stats(None)
+        stats = cluster.get("", jobstats.JobStats())
+        cached = self._stored
+        if cached is not None and cached[0] == version:
+            return stats, cached[1]
         stored = counters.read(self.ctl.db)
-        self._cache = (key, rows, stats, stored)
+        self._stored = (version, stored)
         return stats, stored
 
     def passes(self) -> float:
@@ -154,7 +146,7 @@ class Metrics:
         out = Exposition()
         infos = {n.name: n for n in self.ctl.nodes.infos()}
         parts = self.ctl.nodes.partitions()
-        per_part = jobstats.tally(self.live_jobs(), "partition")
+        (per_part,), _ = self.job_stats("partition")
         out.gauge("slurm_partitions", "Partitions in total", len(parts))
         for p in parts:
             at = {"partition": p.name}
@@ -165,12 +157,14 @@ class Metrics:
 
     def users_accounts(self) -> str:
         out = Exposition()
-        rows = self.live_jobs()
-        for group, prefix, label in (
-            ("user", "slurm_user_jobs", "username"),
-            ("account", "slurm_account_jobs", "account"),
+        per_group, _ = self.job_stats("user", "account")
+        for found, prefix, label in zip(
+            per_group,
+            ("slurm_user_jobs", "slurm_account_jobs"),
+            ("username", "account"),
+            strict=True,
         ):
-            for name, stats in sorted(jobstats.tally(rows, group).items()):
+            for name, stats in sorted(found.items()):
                 jobstats.write(out, prefix, stats, {label: name})
         return out.text()
 
@@ -180,7 +174,8 @@ class Metrics:
         full_passes, last_full = loop.full_passes  # plain numbers, read without a lock
         took = loop.pass_seconds
         count = sum(took.counts)
-        pending = sum(1 for r in self.live_jobs() if r.state == "PENDING")
+        (cluster,), _ = self.job_stats(None)
+        pending = cluster.get("", jobstats.JobStats()).states.get("PENDING", 0)
         stored = counters.read(self.ctl.db)
         us = 1_000_000
         out.gauge("slurm_schedule_cycle_cnt", "Scheduling passes since start", loop.passes)

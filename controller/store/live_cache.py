@@ -40,6 +40,11 @@ cutoff shows a subset of those plus rows that changed since (re-read).  A
 read with an earlier cutoff (the clock stepped back, MinJobAge raised)
 reloads.  Rows that can no longer be shown are pruned the same way.
 
+Followers (``LiveJobs.followers``, e.g. the metrics' job counts,
+``controller.metrics.jobcounts``) keep something derived from the rows
+without going over all of them: under the lock, each re-read, added or
+forgotten row is handed to them as (old, new), and a full load as ``reset``.
+
 Assumptions, checked by the design rather than at run time: the store is
 written only through this ``Database`` (one slurmctld; the view belongs to
 its engine), and no code writes ``jobs`` through a raw DBAPI cursor.
@@ -57,7 +62,7 @@ import threading
 import weakref
 from collections.abc import Iterable
 from operator import itemgetter
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Engine, event, select
 from sqlalchemy.pool import Pool
@@ -71,6 +76,7 @@ from slurmlite.states import is_finished
 
 TABLE = JobRow.__table__
 COLUMNS = [TABLE.c[name] for name in LISTING_COLUMNS]
+_LISTING = select(*COLUMNS)  # built once, not at every re-read (70 columns: ~0.1 ms)
 LIVE_STATES = ("PENDING", "RUNNING", "SUSPENDED")
 _AT = {name: i for i, name in enumerate(LISTING_COLUMNS)}
 _ALL = "all"  # every row may have changed
@@ -117,6 +123,16 @@ class Live:
         self.encoded: dict[Any, str] | None = None  # shape -> JSON text (listing.py)
 
 
+class Follower(Protocol):
+    """Something kept from the rows as they change (``controller.metrics.jobcounts``):
+    told, with the view's lock held, of each change as (old row or None, new row or None),
+    or that everything was loaded again."""
+
+    def changed(self, pairs: list[tuple[Live | None, Live | None]]) -> None: ...
+
+    def reset(self) -> None: ...
+
+
 class LiveJobs:
     """The listable jobs of one store, kept equal to its committed rows (see module doc)."""
 
@@ -129,6 +145,7 @@ class LiveJobs:
         self._sorted = True
         self.floor = math.inf  # rows shown at cutoffs >= floor are all in ``rows``
         self.version = 0  # grows whenever ``rows`` changes: readers may cache what they derive
+        self.followers: list[Follower] = []  # told of every change (add with ``lock`` held)
 
     def mark(self, ids: Iterable[int] | str) -> None:
         with self._marks:
@@ -155,8 +172,9 @@ class LiveJobs:
 
     def prune(self, ids: list[int], cutoff: float) -> None:
         """Forget rows not shown at ``cutoff`` (nor later); call with ``lock`` held."""
-        for i in ids:
-            del self.rows[i]
+        gone: list[tuple[Live | None, Live | None]] = [(self.rows.pop(i), None) for i in ids]
+        for f in self.followers:
+            f.changed(gone)
         self.floor = max(self.floor, cutoff)
         self.version += 1
 
@@ -172,25 +190,32 @@ class LiveJobs:
             result = sorted(s.connection().execute(q), key=_first)
             self.rows = {r[0]: Live((*r, [])) for r in result}
         self._sorted, self.floor = True, cutoff
+        for f in self.followers:
+            f.reset()
 
     def _reread(self, db: Database, ids: list[int]) -> None:
         found: dict[int, tuple[Any, ...]] = {}
         with db.read() as s:
             conn = s.connection()
             for k in range(0, len(ids), _CHUNK):
-                q = select(*COLUMNS).where(TABLE.c.id.in_(ids[k : k + _CHUNK]))
+                q = _LISTING.where(TABLE.c.id.in_(ids[k : k + _CHUNK]))
                 found.update((r[0], (*r, [])) for r in conn.execute(q))
         last = next(reversed(self.rows), 0)
+        pairs: list[tuple[Live | None, Live | None]] = []
         for i in ids:
             values = found.get(i)
+            before = self.rows.get(i)
             if values is None:
                 self.rows.pop(i, None)
-            elif i in self.rows:
-                self.rows[i] = Live(values)
-            else:
-                self.rows[i] = Live(values)
+                pairs.append((before, None))
+                continue
+            now = self.rows[i] = Live(values)
+            pairs.append((before, now))
+            if before is None:
                 self._sorted = self._sorted and i > last
                 last = max(last, i)
+        for f in self.followers:
+            f.changed(pairs)
 
 
 # --------------------------------------------------------- change tracking

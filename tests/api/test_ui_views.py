@@ -66,6 +66,8 @@ def test_with_private_data_another_users_job_is_hidden_everywhere(harness):
     assert gpu_state(bob.get("/ui/").text, "n1:0") == ("allocated", "n1:0: allocated")
     assert f'data-job-id="{jid}"' not in bob.get("/ui/queue").text
     assert bob.get(f"/ui/jobs/{jid}").status_code == 404
+    hidden = bob.get(f"/ui/jobs/{jid}/explain")
+    assert (hidden.status_code, hidden.text) == (404, "Invalid job id specified")
     root = logged_in(h, ROOT)
     assert root.get(f"/ui/jobs/{jid}").status_code == 200
 
@@ -77,14 +79,19 @@ def test_the_queue_shows_squeue_columns_priority_and_the_explanation(harness):
     h.tick()
     wait = h.submit(gpus_per_node=1, time_limit=30, name="waiter")["job_id"]
     h.tick()
-    page = logged_in(h, ALICE).get("/ui/queue").text
+    alice = logged_in(h, ALICE)
+    page = alice.get("/ui/queue").text
     assert "<th>JOBID</th><th>PARTITION</th><th>NAME</th><th>USER</th><th>ST</th>" in page
     row = page[page.index(f'<tr data-job-id="{wait}"') :]
     assert "<td>waiter</td><td>alice</td><td>PD</td>" in row
     assert "<td>(Resources)</td>" in row
+    # the row opens onto the explanation: loaded by explain.js, or the job page's (no script)
     details = row[row.index("<details") : row.index("</details>")]
-    assert f"Job {wait} (alice, partition debug) is PENDING, reason Resources" in details
-    assert f"job {run} (alice) running on n1, holding GPUs n1:0,n1:1" in details
+    assert f'data-explain="/ui/jobs/{wait}/explain"' in details
+    assert f'href="/ui/jobs/{wait}#explanation"' in details
+    for text in (alice.get(f"/ui/jobs/{wait}/explain").text, alice.get(f"/ui/jobs/{wait}").text):
+        assert f"Job {wait} (alice, partition debug) is PENDING, reason Resources" in text
+        assert f"job {run} (alice) running on n1, holding GPUs n1:0,n1:1" in text
     running = page[page.index(f'<tr data-job-id="{run}"') :]
     assert "<td>R</td>" in running and "n[1-2]" in running
 

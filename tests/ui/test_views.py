@@ -97,3 +97,18 @@ def test_open_queue_shows_a_submission_within_two_seconds(dashboard, cluster) ->
         assert took <= 2.0, f"the queue showed job {job} after {took:.1f} s"
     finally:
         cancel_all(cluster, [job])
+
+
+def test_opening_a_pending_row_shows_its_explanation(dashboard, cluster) -> None:
+    ui = dashboard()
+    job = sbatch_as(cluster, None, ["--hold", "-t", "5", "-J", "held", "--wrap", "true"])
+    try:
+        ui.goto("/ui/queue")
+        box = ui.page.locator(f'details[data-job-id="{job}"]')
+        box.locator("summary").click()  # explain.js loads `slurmlite explain`'s text
+        text = box.locator("pre")
+        text.wait_for(state="visible", timeout=5000)
+        assert f"Job {job} (" in text.inner_text() and "is PENDING" in text.inner_text()
+        ui.console.assert_none()
+    finally:
+        cancel_all(cluster, [job])

@@ -7,7 +7,8 @@ Files:
 * ``render.py``   the Jinja2 environment and ``render(request, name, **ctx)``
 * ``login.py``    ``/ui/login`` (link or pasted JWT), ``/ui/logout``, and
   ``POST /v1/ui/link`` that ``slurmlite ui`` calls over the Unix socket
-* ``pages.py``    overview, queue, nodes, fair share (read-only pages)
+* ``pages.py``    overview, nodes, fair share (read-only pages)
+* ``queue_page.py``  the queue, a page of rows at a time
 * ``jobpage.py``  one job: timeline, priority, explanation, GPUs, output tail
 * ``gpugrid.py``  the state of every GPU cell of the overview
 * ``sparkline.py``  GPU utilization history and its inline SVG
@@ -36,9 +37,10 @@ from controller.api.ui import (  # noqa: E402  (each adds its routes)
     login,
     pages,
     plan,
+    queue_page,
     static,
 )
 
-for part in (login, static, events, pages, jobpage, actions, plan):
+for part in (login, static, events, pages, queue_page, jobpage, actions, plan):
     router.include_router(part.router)
 api_router = login.api_router

@@ -14,6 +14,10 @@ What the page shows, and from where:
   (``job_usage``) and a sparkline (``controller.api.ui.sparkline``);
 * the tail of its output, to its owner only (``controller.api.ui.output_tail``);
 * the actions the viewer may take (``pages.job_actions``).
+
+``/ui/jobs/{id}/explain`` is the explanation alone, as plain text: what the
+queue page's ``explain.js`` puts into a row opened by the viewer (the same
+404 for a hidden or unknown job).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, PlainTextResponse
 from markupsafe import Markup
 
 from cli.slurmlite_explain import render as explain_text
@@ -29,12 +33,13 @@ from controller.accounting.usage import usage_of
 from controller.api.deps import Ctl
 from controller.api.ui.output_tail import output_tail
 from controller.api.ui.pages import job_actions, when
-from controller.api.ui.render import render
+from controller.api.ui.render import SECURITY_HEADERS, render
 from controller.api.ui.session import Viewer
 from controller.api.ui.sparkline import history_of, spark_svg
 from controller.auth.callers import Caller
 from controller.sched.explain_job import explain_job
 from controller.store.models import JobRow
+from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import JobInfo, to_dict
 from slurmlite.wire_limits import INT32_MAX
@@ -65,6 +70,28 @@ def timeline(job: JobInfo) -> list[tuple[str, str]]:
     return steps
 
 
+def explanation(ctl: Ctl, viewer: Caller, job_id: int) -> dict[str, Any] | None:
+    """``explain_job``'s answer as a dict (None: hidden, unknown or purged meanwhile)."""
+    try:
+        return to_dict(
+            explain_job(ctl.db, ctl.cfg, ctl.policy, ctl.nodes, viewer, job_id, ctl.clock())
+        )
+    except SlurmError:
+        return None
+
+
+@router.get("/jobs/{job_id}/explain", response_class=PlainTextResponse)
+def explain_only(
+    job_id: Annotated[int, Path(ge=0, le=INT32_MAX)], viewer: Viewer, ctl: Ctl
+) -> PlainTextResponse:
+    """``slurmlite explain``'s text for the job, or 404 ("Invalid job id specified")."""
+    answer = explanation(ctl, viewer, job_id)
+    if answer is None:
+        missing = errors.message(errors.ESLURM_INVALID_JOB_ID)
+        return PlainTextResponse(missing, 404, headers=SECURITY_HEADERS)
+    return PlainTextResponse(explain_text(answer), headers=SECURITY_HEADERS)
+
+
 @router.get("/jobs/{job_id}", response_class=HTMLResponse)
 def job_page(
     request: Request, job_id: Annotated[int, Path(ge=0, le=INT32_MAX)], viewer: Viewer, ctl: Ctl
@@ -72,13 +99,7 @@ def job_page(
     job = find_job(ctl, viewer, job_id)
     if job is None:
         return render(request, "job_missing.html", status_code=404, job_id=job_id)
-    now = ctl.clock()
-    try:
-        answer: dict[str, Any] | None = to_dict(
-            explain_job(ctl.db, ctl.cfg, ctl.policy, ctl.nodes, viewer, job_id, now)
-        )
-    except SlurmError:  # purged meanwhile
-        answer = None
+    answer = explanation(ctl, viewer, job_id)
     owner = viewer.uid == job.uid
     tail, where = None, ""
     with ctl.db.read() as s:

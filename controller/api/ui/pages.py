@@ -1,31 +1,37 @@
-"""The dashboard's read-only pages: overview, queue, nodes, fair share.
+"""The dashboard's read-only pages: overview, nodes, fair share (the queue: ``queue_page.py``).
 
 Every page reads what the matching command reads, through the same
-services, as the viewer: ``JobService.list_jobs`` (squeue; ``PrivateData``
-narrows it), ``NodeService.infos`` (sinfo; outside users' names hidden
-under ``PrivateData=users``), ``PriorityService.shares`` (sshare -l), and
-``explain_job`` (``slurmlite explain``), whose text the queue shows in each
-pending row's ``<details>`` -- rendered by the command's own
-``cli.slurmlite_explain.render``, so the words are the command's.  Cells of
-the queue are squeue's own (``cli.squeue_format.FIELDS``), sshare's columns
-its own (``cli.sshare_format.cell``).
-
-An explanation costs a scheduling pass and a few trial passes, so the
-queue explains its first ``EXPLAIN_LIMIT`` pending jobs (in priority order)
-and links the others to their job pages.  The routes are plain ``def``:
+services, as the viewer: the jobs squeue lists (:func:`visible_rows`),
+``NodeService.infos`` (sinfo; outside users' names hidden under
+``PrivateData=users``), ``PriorityService.shares`` (sshare -l, its columns
+its own: ``cli.sshare_format.cell``).  The routes are plain ``def``:
 FastAPI runs them in its thread pool, never on the event loop.
+
+Jobs: ``JobService.list_jobs`` answers squeue with one ``JobInfo`` per
+job; with 10,000 pending jobs, making those (a dict, then a dataclass with
+nested allocations, ~50 µs each) costs half a second before a page has done
+anything.  A page needs far less: the queue orders every job by three
+values and shows 200 of them, the overview counts pending jobs by reason
+and draws the running ones.  So the pages read the listing rows themselves
+(``job_query.select_jobs``: the live-jobs view of
+``controller.store.live_cache``, in memory) with the query and the
+``PrivateData`` narrowing of ``list_jobs`` (``JobService.visible_to``), pick
+by the values they need (:func:`values`) and make a ``JobInfo`` only of
+what they show (:func:`infos`), exactly the one ``list_jobs`` would make.
+Example: 10,000 pending and 4 running jobs -> the overview makes 4
+``JobInfo`` and counts ``{"Priority": 9990, "Resources": 10}``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from cli import squeue_format, sshare_format
-from cli.slurmlite_explain import render as explain_text
+from cli import sshare_format
 from controller.accounting.usage import usage_of
 from controller.api.deps import Ctl
 from controller.api.ui import gpugrid
@@ -34,31 +40,36 @@ from controller.api.ui.session import Viewer
 from controller.api.ui.sparkline import history_of
 from controller.auth.callers import Caller, may_act_on
 from controller.nodes import outside_gpus
-from controller.sched.explain_job import explain_job
+from controller.store import job_query
+from controller.store.live_cache import Live
+from controller.store.rows import dict_of, row_maker
 from slurmlite import reasons
-from slurmlite.errors import SlurmError
-from slurmlite.protocol import JobInfo, NodeInfo, to_dict
+from slurmlite.protocol import JobInfo, NodeInfo, from_dict
 from slurmlite.states import is_finished
 from slurmlite.timefmt import fmt_timestamp
 
 router = APIRouter()
-EXPLAIN_LIMIT = 25  # pending jobs explained inline on the queue page
-QUEUE_COLUMNS = (
-    "jobarrayid",
-    "partition",
-    "name",
-    "username",
-    "statecompact",
-    "timeused",
-    "numnodes",
-    "reasonlist",
-)  # squeue's default, in its order
 HELD = (reasons.JOB_HELD_USER, reasons.JOB_HELD_ADMIN)
 
 
-def visible_jobs(ctl: Ctl, viewer: Caller) -> list[JobInfo]:
-    """squeue's jobs as the viewer may list them."""
-    return ctl.jobs.list_jobs(viewer)
+def visible_rows(ctl: Ctl, viewer: Caller) -> list[Live]:
+    """The rows ``list_jobs(viewer)`` would list (squeue's default states), in id order."""
+    q = ctl.jobs.visible_to(viewer, job_query.JobQuery())
+    return job_query.select_jobs(ctl.db, q, ctl.clock(), ctl.jobs.min_job_age)
+
+
+def values(*names: str) -> Callable[[Live], list[Any]]:
+    """A function: row -> the ``JobInfo`` fields ``names``, as ``list_jobs`` gives them."""
+    make = row_maker(names)
+    return lambda row: make(row.values)
+
+
+def infos(rows: Sequence[Live]) -> list[JobInfo]:
+    """The rows as the ``JobInfo`` that ``list_jobs`` makes of them."""
+    return [from_dict(JobInfo, dict_of(r.values)) for r in rows]
+
+
+_reason = values("reason")
 
 
 def visible_nodes(ctl: Ctl, viewer: Caller) -> list[NodeInfo]:
@@ -85,12 +96,13 @@ def when(ts: float | None, none: str = "unknown") -> str:
 @router.get("/", response_class=HTMLResponse)
 def overview(request: Request, viewer: Viewer, ctl: Ctl) -> HTMLResponse:
     now = ctl.clock()
-    jobs = visible_jobs(ctl, viewer)
+    rows = visible_rows(ctl, viewer)
+    jobs = infos([r for r in rows if r.state != "PENDING"])
     with ctl.db.read() as s:
         usage = usage_of(s, [j.job_id for j in jobs if j.state == "RUNNING" and j.gpus])
     history_of(request.app.state).observe(usage.values())  # the job pages' sparklines
     grid = gpugrid.gpu_cells(visible_nodes(ctl, viewer), jobs, usage)
-    pending = Counter(j.reason for j in jobs if j.state == "PENDING")
+    pending = Counter(_reason(r)[0] for r in rows if r.state == "PENDING")
     return render(
         request,
         "overview.html",
@@ -100,43 +112,6 @@ def overview(request: Request, viewer: Viewer, ctl: Ctl) -> HTMLResponse:
         next_free=gpugrid.next_gpu_free(jobs, now),
         when=when,
     )
-
-
-@router.get("/queue", response_class=HTMLResponse)
-def queue(request: Request, viewer: Viewer, ctl: Ctl) -> HTMLResponse:
-    now = ctl.clock()
-    ctx = squeue_format.Ctx(now)
-    jobs = visible_jobs(ctl, viewer)
-    by_priority = sorted(
-        (j for j in jobs if j.state == "PENDING"),
-        key=lambda j: (-j.priority, j.submit_time, j.job_id),
-    )
-    explained = {
-        j.job_id: _explain(ctl, viewer, j.job_id, now) for j in by_priority[:EXPLAIN_LIMIT]
-    }
-    rows = []
-    for job in [*by_priority, *(j for j in jobs if j.state != "PENDING")]:
-        row = squeue_format.Row.of(job)
-        rows.append(
-            {
-                "job": job,
-                "cells": [squeue_format.FIELDS[c].value(row, ctx) or "" for c in QUEUE_COLUMNS],
-                "start": when(job.sched_start, "") if job.state == "PENDING" else "",
-                "explain": explained.get(job.job_id),
-                "actions": job_actions(viewer, job),
-            }
-        )
-    headers = [squeue_format.FIELDS[c].header for c in QUEUE_COLUMNS]
-    return render(request, "queue.html", rows=rows, headers=headers)
-
-
-def _explain(ctl: Ctl, viewer: Caller, job_id: int, now: float) -> str | None:
-    """``slurmlite explain``'s text for the job (None if it vanished meanwhile)."""
-    try:
-        answer = explain_job(ctl.db, ctl.cfg, ctl.policy, ctl.nodes, viewer, job_id, now)
-    except SlurmError:
-        return None
-    return explain_text(to_dict(answer))
 
 
 @router.get("/nodes", response_class=HTMLResponse)

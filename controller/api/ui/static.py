@@ -1,9 +1,10 @@
-"""The dashboard's two static files: its style sheet and the live-refresh script.
+"""The dashboard's static files: its style sheet, the live-refresh script, and the queue's
+explanation loader (``explain.js``).
 
 Served by the app itself from ``controller/api/ui/static`` (no npm, no build
 step, no CDN: the pages work on a cluster without internet).  Only the
 names listed in ``FILES`` are served, so no request can read another file.
-Both are public (the login page needs the style too) and carry nothing
+All are public (the login page needs the style too) and carry nothing
 secret.
 """
 
@@ -18,6 +19,7 @@ HERE = Path(__file__).parent / "static"
 FILES = {
     "dashboard.css": "text/css; charset=utf-8",
     "live.js": "text/javascript; charset=utf-8",
+    "explain.js": "text/javascript; charset=utf-8",
 }
 
 router = APIRouter()
