@@ -17,7 +17,10 @@ timed from request to the last byte:
 3. ``/ui/`` (the overview: GPU grid, pending jobs counted by reason);
 4. ``/ui/jobs/N/explain`` for the highest-priority pending job, a few times:
    what opening one row's *Why is job N pending?* costs (a scheduling pass
-   over the whole queue; the queue page no longer pays it).
+   over the whole queue; the queue page no longer pays it);
+5. the submission rate of a burst of ``--submits`` held jobs (default 8,000)
+   alone, then while a browser reloads the queue and the overview every
+   second (what a dashboard left open costs the controller).
 
 Figures are printed, nothing is asserted.  Example line::
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import threading
 import time
 
 import httpx
@@ -71,13 +75,38 @@ def _line(label: str, times: list[float], text: str, target: bool = False) -> No
     )
 
 
+def _rate(cl, job, count: int, browser: httpx.Client | None) -> tuple[float, int]:  # type: ignore[no-untyped-def]
+    """Submissions per second of a burst; with ``browser``, the page rounds made meanwhile
+    (the queue and the overview, once a second)."""
+    stop, rounds = threading.Event(), [0]
+
+    def watch() -> None:
+        while not stop.is_set():
+            for path in ("/ui/queue", "/ui/"):
+                browser.get(path).raise_for_status()  # type: ignore[union-attr]
+            rounds[0] += 1
+            stop.wait(1.0)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    if browser is not None:
+        watcher.start()
+    try:
+        ids, secs = submit_many(cl, job, count)
+    finally:
+        stop.set()
+        if browser is not None:
+            watcher.join()
+    return len(ids) / secs, rounds[0]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=10_000)
     ap.add_argument("--requests", type=int, default=50)
     ap.add_argument("--waiting", action="store_true", help="jobs wait for GPUs, not held")
+    ap.add_argument("--submits", type=int, default=8_000, help="burst for the rate figure")
     args = ap.parse_args(argv)
-    conf = (f"MaxJobCount={args.jobs + args.requests + 100}",)
+    conf = (f"MaxJobCount={args.jobs + args.requests + 2 * args.submits + 100}",)
     with bench_cluster(extra_conf=conf, gpus_per_node=2) as cl:
         if args.waiting:  # every GPU held for a day: the others wait
             cl.client().submit(cl.request("--wrap", "sleep 86400", "-N2", "--gpus-per-node=2"))
@@ -110,6 +139,14 @@ def main(argv: list[str] | None = None) -> None:
             if first:
                 times, text = _times(browser, f"/ui/jobs/{first.group(1)}/explain", 5)
                 _line(f"/ui/jobs/{first.group(1)}/explain (one row opened)", times, text)
+            held = cl.request("--wrap", "true", "--hold")
+            alone, _ = _rate(cl, held, args.submits, None)
+            watched, rounds = _rate(cl, held, args.submits, browser)
+            print(
+                f"submissions ({args.submits:,} in a burst): {fmt(alone)}/s alone, "
+                f"{fmt(watched)}/s while the queue and overview reload every second "
+                f"({rounds} rounds; {100 * (watched - alone) / alone:+.1f} %)"
+            )
         finally:
             browser.close()
 
