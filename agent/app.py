@@ -12,7 +12,10 @@ when it does not check out or was used before (``agent.orders``), and with
 credential, checked one by one: a bad one is answered ``refused`` and
 spawns nothing, the good ones start.  ``/v1/note`` appends one line to a
 running batch job's stderr (op ``note``, ``slurmlite.protocol.NoteSpec``):
-the controller's word to the user while the job goes on.
+the controller's word to the user while the job goes on.  ``/v1/tail``
+answers the end of a batch job's output files (op ``tail``,
+``slurmlite.protocol.TailSpec``, read as the job's user: ``agent.tail``)
+for the dashboard's job page.
 
 Bodies are typed: a number out of its field's range, a NUL character in
 text (``slurmlite.wire_limits``: the kernel refuses it in paths and the
@@ -35,9 +38,10 @@ from pydantic import AfterValidator, BaseModel, Field
 
 from agent.daemon import AgentState, OrderRefused
 from agent.steproutes import add_step_routes
+from agent.tail import MAX_TAIL, output_tails
 from slurmlite.bodylimit import BodyLimit, MiB
 from slurmlite.credential import CredentialError
-from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec, from_dict
+from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec, TailSpec, from_dict
 from slurmlite.wire_limits import INT32_MAX, bounds, no_nul
 
 MAX_ORDER_BODY = 16 * MiB  # one launch: a 4 MiB script and its environment, with room
@@ -127,6 +131,26 @@ class NoteBody(BaseModel):
     job_id: JobId
     restarts: Count
     line: Annotated[Text, AfterValidator(_one_line), Field(max_length=MAX_NOTE)]
+
+
+class TailBody(BaseModel):
+    credential: Text
+    job_id: JobId
+    restarts: Count
+    uid: UserId
+    gid: UserId
+    paths: Annotated[list[Annotated[Text, Field(max_length=4096)]], Field(max_length=2)]
+    limit: Annotated[int, Field(ge=1, le=MAX_TAIL)]
+
+
+class TailFile(BaseModel):
+    path: str
+    found: bool  # a regular file of the job's user, read
+    data: str
+
+
+class TailAnswer(BaseModel):
+    files: list[TailFile]
 
 
 # a launched run can be signalled or noted next (OpenAPI links: clients and schemathesis follow them)
@@ -234,6 +258,16 @@ def create_app(state: AgentState) -> FastAPI:
         data = body.model_dump()
         _check(st, "note", data)
         return OrderAnswer(status=await st.note(from_dict(NoteSpec, data)))
+
+    @app.post(
+        "/v1/tail", response_model=TailAnswer, dependencies=ControllerSigned, operation_id="tail"
+    )
+    async def tail(body: TailBody, st: State) -> TailAnswer:
+        """The end of each named output file, read as the job's user (``agent.tail``)."""
+        data = body.model_dump()
+        _check(st, "tail", data)
+        files = await asyncio.to_thread(output_tails, from_dict(TailSpec, data), st.timer())
+        return TailAnswer(files=[TailFile(**f) for f in files])  # type: ignore[arg-type]
 
     @app.post("/v1/logs", response_model=LogChunk, dependencies=ControllerSigned)
     async def run_log(body: LogAsk, st: State) -> LogChunk:

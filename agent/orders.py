@@ -31,7 +31,7 @@ agent still knows it.  A credential seen before is a *replay*:
 * a launch whose run is here and still going (or being started) is let
   through: the launch path answers "already running" and spawns nothing,
   so the controller's retry of a launch stays harmless (idempotent);
-* anything else is refused: a signal, terminate or note order, a job step
+* anything else is refused: a signal, terminate, note or tail order, a job step
   (a step is started once; srun does not retry one), or a launch whose run
   has ended (it would run the job a second time).
 
@@ -220,7 +220,13 @@ class OrderGate:
 
 
 # the credential operations each route accepts (a note's credential is no terminate's)
-_OPS = {"launch": {"launch"}, "signal": {"signal", "terminate"}, "step": {"step"}, "note": {"note"}}
+_OPS = {
+    "launch": {"launch"},
+    "signal": {"signal", "terminate"},
+    "step": {"step"},
+    "note": {"note"},
+    "tail": {"tail"},
+}
 
 
 def _claim_checks(
@@ -234,7 +240,7 @@ def _claim_checks(
         (claims.get("restarts") == body.get("restarts"), "restart count mismatch"),
         (claims.get("body") == _sha(canonical_body(body)), "request altered"),
     ]
-    if op in ("launch", "step"):
+    if op in ("launch", "step", "tail"):
         same_ids = claims.get("uid") == body.get("uid") and claims.get("gid") == body.get("gid")
         checks.append((same_ids, "uid/gid mismatch"))
     if op == "step":

@@ -24,7 +24,9 @@ each task's session and saves each job's summary in the spool
 Controller: 100 nodes x 32 running jobs in a real SQLite store; each node's
 heartbeat carries 32 summaries (one GPU each) and is recorded as the route
 does (``controller.accounting.usage.store_usage``: one read of the jobs, one
-upsert).  Three rounds, each with more samples, so every row is replaced.
+upsert; the accepted summaries then feed the job pages' per-GPU utilization
+rings, ``controller.accounting.usage_history``).  Three rounds, each with
+more samples, so every row is replaced.
 Also timed: the same through the HTTP route (pydantic validation included).
 
 Run: ``.venv/bin/python -m bench.agent_sampling`` (prints figures; no asserts).
@@ -172,7 +174,7 @@ def controller_ingest(tmp: Path) -> tuple[list[float], list[float]]:
         for n in range(NODES):
             batch = _summaries(n, samples)
             t0 = time.perf_counter()
-            store_usage(ctl.db, f"n{n + 1:03d}", batch)
+            store_usage(ctl.db, f"n{n + 1:03d}", batch, ctl.usage_history)  # as the route
             direct.append((time.perf_counter() - t0) * 1000)
     client = TestClient(create_app(ctl, run_loop=False))
     routed: list[float] = []

@@ -25,6 +25,7 @@ from typing import Any
 
 from controller.accounting.accounts import Accounts
 from controller.accounting.priorities import PriorityService
+from controller.accounting.usage_history import UsageHistory
 from controller.auth.authenticate import Authenticator
 from controller.auth.callers import AdminPolicy, Caller
 from controller.jobs.retention import Retention
@@ -82,6 +83,9 @@ class Controller:
         self.accounts.bootstrap()
         self.validator = SubmitValidator(cfg, policy, self.nodes, self.accounts)
         self.jobs = JobService(self.db, self.validator, clock)
+        # per-GPU utilization rings fed as usage arrives (the dashboard's job page)
+        self.usage_history = UsageHistory(clock)
+        self.jobs.usage_history = self.usage_history
         # a failed Prolog/Epilog drains its node (controller.jobs.node_scripts), as SlurmUser
         self.jobs.drain_node = lambda node, why: self.nodes.update(
             NodeUpdate([node], "DRAIN", why), 0

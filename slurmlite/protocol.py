@@ -366,6 +366,7 @@ from slurmlite.protocol_agent import NodeHeartbeat as NodeHeartbeat  # noqa: E40
 from slurmlite.protocol_agent import NodeRegister as NodeRegister  # noqa: E402
 from slurmlite.protocol_agent import NoteSpec as NoteSpec  # noqa: E402
 from slurmlite.protocol_agent import SignalSpec as SignalSpec  # noqa: E402
+from slurmlite.protocol_agent import TailSpec as TailSpec  # noqa: E402
 
 _NESTED: dict[tuple[type, str], type] = {
     (JobInfo, "alloc"): NodeAlloc,

@@ -13,8 +13,9 @@ What flows which way:
   acknowledged;
 * controller -> agent: :class:`CompletionAcks` (one :class:`CompletionAck` per
   completion), :class:`LaunchSpec` (run a batch script), :class:`SignalSpec`
-  (signal or terminate a job) and :class:`NoteSpec` (add a line to a running
-  job's stderr), each signed with a ``slurmlite.credential``.
+  (signal or terminate a job), :class:`NoteSpec` (add a line to a running
+  job's stderr) and :class:`TailSpec` (read the end of a job's output), each
+  signed with a ``slurmlite.credential``.
 """
 
 from __future__ import annotations
@@ -176,3 +177,24 @@ class NoteSpec:
     job_id: int
     restarts: int
     line: str
+
+
+@dataclass
+class TailSpec:
+    """Controller -> agent: the last ``limit`` bytes of a batch job's output files (op ``tail``).
+
+    For the dashboard's job page when the output is on the batch host only.
+    The controller derives ``paths`` (stdout, then stderr when separate:
+    ``controller.sched.launch.output_paths``) and checks who asks; the agent
+    reads each as the job's ``uid``/``gid`` (no symlink followed, regular
+    files only, nothing created: ``agent.tail``).  Read-only, yet signed like
+    every order: the credential binds the whole body, paths and uid included.
+    """
+
+    credential: str
+    job_id: int
+    restarts: int
+    uid: int
+    gid: int
+    paths: list[str]
+    limit: int

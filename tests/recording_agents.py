@@ -17,8 +17,9 @@ A test takes the orders it expects and then says nothing else was sent::
 
 ``take(kind, n)`` removes the orders of that kind from ``sent`` and fails
 unless there were exactly ``n``; kinds are ``"launch"``, ``"signal"`` (a
-terminate order is a signal whose ``spec.signal`` is ``None``) and ``"note"``
-(a line for a running job's stderr, ``spec.line``).
+terminate order is a signal whose ``spec.signal`` is ``None``), ``"note"``
+(a line for a running job's stderr, ``spec.line``) and ``"tail"`` (the end
+of a job's output files, answered from ``files[(node, path)]``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from controller.nodes.agent_client import AgentAddress, AgentError
-from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec
+from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec, TailSpec
 
 
 class Order(NamedTuple):
@@ -46,6 +47,8 @@ class RecordingAgentClient:
     fail_nodes: set[str] = field(default_factory=set)
     # nodes whose agent gets the orders but dies before answering (recorded, then raises)
     mute_nodes: set[str] = field(default_factory=set)
+    # what each node's files hold, for tail requests (path -> text; a path not here: no file)
+    files: dict[tuple[str, str], str] = field(default_factory=dict)
 
     async def launch(self, to: AgentAddress, spec: LaunchSpec) -> None:
         self._reach(to)
@@ -67,6 +70,12 @@ class RecordingAgentClient:
     async def note(self, to: AgentAddress, spec: NoteSpec) -> None:
         self._reach(to)
         self.sent.append(Order("note", to.node, spec))
+
+    async def tail(self, to: AgentAddress, spec: TailSpec) -> list[dict[str, Any]]:
+        self._reach(to)
+        self.sent.append(Order("tail", to.node, spec))
+        found = [(p, self.files.get((to.node, p))) for p in spec.paths]
+        return [{"path": p, "found": t is not None, "data": t or ""} for p, t in found]
 
     async def close(self) -> None:
         return None

@@ -13,4 +13,7 @@
                          re-evaluation included, are ``slurmlite.scheduler.multifactor``'s).
 ``priority_listing.py``  what sprio lists (``GET /v1/priorities``).
 ``shares.py``            the fair-share table sshare prints (``GET /v1/shares``).
+``usage.py``             what jobs used: the agents' usage summaries (``job_usage``).
+``usage_history.py``     per-GPU utilization over time, fed as summaries arrive
+                         (the dashboard job page's sparklines).
 """

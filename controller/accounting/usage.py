@@ -21,6 +21,10 @@ samples again, then 12: the row holds the 10-sample summary, unchanged by
 the retry, then the 12-sample one.  A report of job 7 run 0 from n2 (not in
 its allocation) or of run 1 while the job is in run 2 is ignored.
 
+The accepted summaries also feed the per-GPU utilization rings of
+:mod:`controller.accounting.usage_history` (no extra read: the differences
+come from the readings it was given before).
+
 :func:`usage_of` reads the rows of each job's current run and folds its
 nodes together (:func:`slurmlite.usage.combine`).
 """
@@ -34,6 +38,7 @@ from typing import Any
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
+from controller.accounting.usage_history import UsageHistory
 from controller.store import job_query
 from controller.store.db import Database
 from controller.store.job_query import JobQuery
@@ -106,8 +111,14 @@ def _upsert(session: Session) -> Any:
     )
 
 
-def record_usage(session: Session, node: str, summaries: list[UsageSummary]) -> None:
-    """Store ``node``'s summaries that are newer than what is kept (module doc)."""
+def record_usage(
+    session: Session,
+    node: str,
+    summaries: list[UsageSummary],
+    history: UsageHistory | None = None,
+) -> None:
+    """Store ``node``'s summaries that are newer than what is kept (module doc),
+    and feed the accepted ones to ``history`` (the dashboard's sparklines)."""
     if not summaries:
         return
     runs = _runs(session, [s.job_id for s in summaries])
@@ -121,13 +132,17 @@ def record_usage(session: Session, node: str, summaries: list[UsageSummary]) -> 
             best[key] = s  # one row per key: PostgreSQL refuses a statement touching a row twice
     if best:
         session.execute(_upsert(session), [_row_values(node, s) for s in best.values()])
+        if history is not None:
+            history.add(node, best.values())
 
 
-def store_usage(db: Database, node: str, summaries: list[UsageSummary]) -> None:
+def store_usage(
+    db: Database, node: str, summaries: list[UsageSummary], history: UsageHistory | None = None
+) -> None:
     """:func:`record_usage` in a transaction of its own (the heartbeat path)."""
     if summaries:
         with db.write() as s:
-            record_usage(s, node, summaries)
+            record_usage(s, node, summaries, history)
 
 
 def _summary(row: JobUsageRow) -> UsageSummary:

@@ -126,7 +126,7 @@ def heartbeat(name: str, body: NodeHeartbeatModel, node: NodeCaller, ctl: Ctl) -
     if known and body.usage:  # type: ignore[attr-defined]
         # the running jobs' usage so far; only this node's jobs count (controller.accounting.usage)
         usage = from_dict(NodeHeartbeat, {"usage": body.model_dump()["usage"]}).usage  # type: ignore[attr-defined]
-        store_usage(ctl.db, name, usage)
+        store_usage(ctl.db, name, usage, ctl.usage_history)  # + the job pages' sparklines
     return HeartbeatOut(known=known)
 
 

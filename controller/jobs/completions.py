@@ -38,6 +38,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import defer
 
 from controller.accounting.usage import record_usage
+from controller.accounting.usage_history import UsageHistory
 from controller.jobs.node_scripts import drain_after, prolog_failed
 from controller.runs.service import RETRIED, retry_failed
 from controller.sched.requeue import end_of_requeued_run
@@ -62,6 +63,7 @@ class CompletionRecorder:
     clock: Callable[[], float]  # Unix seconds
     drain_node: Callable[[str, str], None] | None  # (node, why): a failed Prolog/Epilog
     lost_run: Callable[[int, int, str], None] | None  # (job, restarts, node): fenced
+    usage_history: UsageHistory | None = None  # the dashboard's sparklines, fed at ingest
 
     def complete(self, node: str, msg: JobCompletion) -> bool:
         """Record the end of a job's batch step; idempotent.  Returns True if it changed something."""
@@ -91,7 +93,8 @@ class CompletionRecorder:
                     rows[r.id] = r
                 for st in s.scalars(select(StepRow).where(StepRow.job_id.in_(part))):
                     steps[(st.job_id, st.step_id)] = st
-            record_usage(s, node, [m.usage for m in msgs if m.usage])  # before any requeue
+            usage = [m.usage for m in msgs if m.usage]
+            record_usage(s, node, usage, self.usage_history)  # before any requeue
             for msg in msgs:
                 key = (msg.job_id, msg.restarts, msg.step_id)
                 out.append(key not in seen and self._complete_in(s, node, msg, now, rows, steps))

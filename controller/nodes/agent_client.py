@@ -1,4 +1,4 @@
-"""Talking to node agents: signed requests carrying signed launch/signal/terminate/note orders.
+"""Talking to node agents: signed requests carrying signed launch/signal/terminate/note/tail orders.
 
 Every order carries a credential signed with the *target node's* orders key
 (``slurmlite.credential``: derived from that node's key, so only that node
@@ -49,7 +49,7 @@ from slurmlite.credential import (
     sign_request,
     to_node_key,
 )
-from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec, StepLaunch, to_dict
+from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec, StepLaunch, TailSpec, to_dict
 
 log = logging.getLogger("slurmctld.agents")
 
@@ -190,6 +190,11 @@ class Signer:
         spec.credential = self.sign("note", to_dict(spec), node, uid, gid, now)
         return spec
 
+    def tail(self, spec: TailSpec, node: str, now: float) -> TailSpec:
+        """Sign ``spec`` for ``node`` (in place; returned): op ``tail``, the job's uid/gid."""
+        spec.credential = self.sign("tail", to_dict(spec), node, spec.uid, spec.gid, now)
+        return spec
+
     def headers(self, node: str, method: str, path: str, body: bytes, now: float) -> dict[str, str]:
         """Signature headers of a request to ``node``'s agent."""
         return sign_request(self._keys_of(node)[1], node, method, path, body, now)
@@ -205,6 +210,8 @@ class AgentClient(Protocol):
     async def signal(self, to: AgentAddress, spec: SignalSpec) -> None: ...
 
     async def note(self, to: AgentAddress, spec: NoteSpec) -> None: ...
+
+    async def tail(self, to: AgentAddress, spec: TailSpec) -> list[dict[str, Any]]: ...
 
     async def close(self) -> None: ...
 
@@ -308,6 +315,16 @@ class HttpAgentClient:
 
     async def note(self, to: AgentAddress, spec: NoteSpec) -> None:
         await self._post(to, "/v1/note", to_dict(spec))
+
+    async def tail(self, to: AgentAddress, spec: TailSpec) -> list[dict[str, Any]]:
+        """Per path of ``spec``: ``{"path", "found", "data"}`` (``agent.tail``)."""
+        try:
+            r = await self._send(to, "/v1/tail", to_dict(spec))
+        except httpx.HTTPError as e:
+            raise unreachable(to, e) from e
+        if r.status_code >= 400:
+            raise self._refused(f"node {to.node} refused /v1/tail: {r.status_code}", r.status_code)
+        return list(r.json()["files"])
 
     async def close(self) -> None:
         await self._http.aclose()

@@ -22,14 +22,14 @@ from slurmlite.credential import (
     sign_request,
     to_node_key,
 )
-from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec, StepLaunch, to_dict
+from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec, StepLaunch, TailSpec, to_dict
 
 CLUSTER_KEY = b"k" * 64  # tests.agent.test_supervision.agent_state's cluster key
 NODE = "n1"  # and its node name
 
 
 def signed(
-    spec: LaunchSpec | SignalSpec | StepLaunch | NoteSpec,
+    spec: LaunchSpec | SignalSpec | StepLaunch | NoteSpec | TailSpec,
     node: str = NODE,
     cluster_key: bytes = CLUSTER_KEY,
     now: float | None = None,
@@ -47,6 +47,8 @@ def signed(
         op = "step"
     elif isinstance(spec, NoteSpec):
         op = "note"
+    elif isinstance(spec, TailSpec):
+        op = "tail"
     else:
         op = "terminate" if spec.signal is None else "signal"
     uid = getattr(spec, "uid", 0)

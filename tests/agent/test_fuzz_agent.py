@@ -28,11 +28,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from agent.app import LaunchBody, NoteBody, SignalBody, create_app
+from agent.app import LaunchBody, NoteBody, SignalBody, TailBody, create_app
 from agent.daemon import AgentState
 from agent.launcher import BatchRun
 from slurmlite.config import parse_config
-from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec, from_dict
+from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec, TailSpec, from_dict
 from tests.agent.signing import CLUSTER_KEY, NODE, request_headers, signed
 from tests.fuzz_asgi import Switch, load_schema, on_the_wire, stateful_settings
 
@@ -158,6 +158,8 @@ def map_body(context: Any, body: Any) -> Any:
         return _with_credential(body, SignalBody, SignalSpec)
     if path == "/v1/note":
         return _with_credential(body, NoteBody, NoteSpec)
+    if path == "/v1/tail":
+        return _with_credential(body, TailBody, TailSpec)
     if path == "/v1/launches" and isinstance(body, dict) and isinstance(body.get("launches"), list):
         launches = [_with_credential(o, LaunchBody, LaunchSpec) for o in body["launches"]]
         return {**body, "launches": launches}

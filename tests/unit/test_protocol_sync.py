@@ -24,9 +24,10 @@ def test_all_protocol_dataclasses_used_on_the_wire_are_listed():
     defined = {
         obj for obj in vars(p).values() if dataclasses.is_dataclass(obj) and isinstance(obj, type)
     }
-    # LaunchSpec, SignalSpec and NoteSpec travel controller->agent and are mirrored by the
-    # agent's own models
-    assert defined - set(WIRE_DATACLASSES) == {p.LaunchSpec, p.SignalSpec, p.NoteSpec}
+    # LaunchSpec, SignalSpec, NoteSpec and TailSpec travel controller->agent and are
+    # mirrored by the agent's own models
+    orders = {p.LaunchSpec, p.SignalSpec, p.NoteSpec, p.TailSpec}
+    assert defined - set(WIRE_DATACLASSES) == orders
 
 
 def _example(tp, name=""):  # a value of the given type, to push through the model
@@ -61,8 +62,13 @@ def test_a_full_value_survives_the_model_unchanged():
 
 
 def test_agent_models_mirror_launch_and_signal_specs():
-    from agent.app import LaunchBody, NoteBody, SignalBody
+    from agent.app import LaunchBody, NoteBody, SignalBody, TailBody
 
-    pairs = ((p.LaunchSpec, LaunchBody), (p.SignalSpec, SignalBody), (p.NoteSpec, NoteBody))
+    pairs = (
+        (p.LaunchSpec, LaunchBody),
+        (p.SignalSpec, SignalBody),
+        (p.NoteSpec, NoteBody),
+        (p.TailSpec, TailBody),
+    )
     for dc, model in pairs:
         assert set(model.model_fields) == {f.name for f in dataclasses.fields(dc)}, dc.__name__

@@ -1,30 +1,17 @@
-"""The dashboard's small memories: utilization intervals from running totals, login links."""
+"""The dashboard's small pieces: the sparkline's SVG, login links."""
 
 from __future__ import annotations
 
-from controller.api.ui.sparkline import UsageHistory, spark_svg
+from controller.api.ui.sparkline import spark_svg
 from controller.api.ui.tokens import UiTokens
 from slurmlite.clock import FakeClock
-from slurmlite.usage import GpuUsage, JobUsage
-
-
-def usage(samples: int, util_sum: float, run: int = 0) -> JobUsage:
-    return JobUsage(job_id=7, restarts=run, gpus=[("n1", GpuUsage(0, samples, util_sum))])
-
-
-def test_intervals_are_differences_of_the_running_totals():
-    h = UsageHistory()
-    h.observe([usage(10, 900.0)])  # first reading: the run's mean so far, 90 %
-    h.observe([usage(10, 900.0)])  # the same report again: nothing new
-    h.observe([usage(20, 1100.0)])  # (1100 - 900) / (20 - 10) = 20 %
-    assert h.series(7, 0, "n1", 0) == [90.0, 20.0]
-    h.observe([usage(5, 50.0, run=1)])  # a requeued run starts its own line
-    assert h.series(7, 1, "n1", 0) == [10.0]
 
 
 def test_the_sparkline_is_numbers_only_and_says_the_latest_value():
     svg = spark_svg([90.0, 20.0])
     assert svg.startswith("<svg") and "20 % now" in svg
+    assert 'points="0.0,3.2 120.0,18.6"' in svg  # 23 - 0.9 * 22, 23 - 0.2 * 22
+    assert "last 1 readings: 50 % now" in spark_svg([50.0])  # drawn flat, counted once
     assert spark_svg([]) == ""
 
 

@@ -11,8 +11,9 @@ Files:
 * ``queue_page.py``  the queue, a page of rows at a time
 * ``jobpage.py``  one job: timeline, priority, explanation, GPUs, output tail
 * ``gpugrid.py``  the state of every GPU cell of the overview
-* ``sparkline.py``  GPU utilization history and its inline SVG
-* ``output_tail.py``  the end of a job's output, when readable on this host
+* ``sparkline.py``  the GPU utilization sparkline's inline SVG (its points:
+  ``controller.accounting.usage_history``, fed as usage arrives)
+* ``output_tail.py``  the end of a job's output: read here, else asked of the batch host
 * ``actions.py``  cancel/hold/release a job, drain/resume a node (POST forms)
 * ``events.py``   ``/ui/events``: a server-sent "changed" when jobs or nodes change
 * ``plan.py``     the plan Gantt and what-if pages (their own router)

@@ -11,8 +11,11 @@ What the page shows, and from where:
 * the explanation and the priority factors: ``explain_job``'s answer,
   rendered by ``slurmlite explain``'s own ``render``;
 * each GPU the job holds, with its mean and peak utilization over the run
-  (``job_usage``) and a sparkline (``controller.api.ui.sparkline``);
-* the tail of its output, to its owner only (``controller.api.ui.output_tail``);
+  (``job_usage``) and a sparkline of its utilization, interval by interval,
+  as the agents reported it (``controller.accounting.usage_history``, fed
+  at ingest; drawn by ``controller.api.ui.sparkline``);
+* the tail of its output, to its owner only: read on this host, else asked of
+  the batch host's agent (``controller.api.ui.output_tail``);
 * the actions the viewer may take (``pages.job_actions``).
 
 ``/ui/jobs/{id}/explain`` is the explanation alone, as plain text: what the
@@ -35,7 +38,7 @@ from controller.api.ui.output_tail import output_tail
 from controller.api.ui.pages import job_actions, when
 from controller.api.ui.render import SECURITY_HEADERS, render
 from controller.api.ui.session import Viewer
-from controller.api.ui.sparkline import history_of, spark_svg
+from controller.api.ui.sparkline import spark_svg
 from controller.auth.callers import Caller
 from controller.sched.explain_job import explain_job
 from controller.store.models import JobRow
@@ -101,18 +104,20 @@ def job_page(
         return render(request, "job_missing.html", status_code=404, job_id=job_id)
     answer = explanation(ctl, viewer, job_id)
     owner = viewer.uid == job.uid
-    tail, where = None, ""
+    tails: list[tuple[str, str]] = []
+    where = ""
     with ctl.db.read() as s:
         usage = usage_of(s, [job_id]).get(job_id)
         row = s.get(JobRow, job_id)
-        if owner and row is not None:
-            tail, where = output_tail(row)
-    history = history_of(request.app.state)
+        if row is not None:
+            s.expunge(row)
+    if owner and row is not None:  # outside the read: the batch host may take a moment
+        tails, where = output_tail(ctl, row)
     gpus = []
     if usage is not None:
-        history.observe([usage])
         for node, g in usage.gpus:
-            points = history.series(job_id, usage.restarts, node, g.index) or [g.util_avg]
+            ring = ctl.usage_history.series(job_id, usage.restarts, node, g.index)
+            points = [p for _, p in ring] or [g.util_avg]  # none since the controller started
             gpus.append({"node": node, "gpu": g, "spark": Markup(spark_svg(points))})
     return render(
         request,
@@ -123,7 +128,7 @@ def job_page(
         factors=(answer or {}).get("factors") or {},
         gpus=gpus,
         owner=owner,
-        tail=tail,
+        tails=tails,
         tail_where=where,
         actions=job_actions(viewer, job),
     )

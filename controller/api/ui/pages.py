@@ -37,7 +37,6 @@ from controller.api.deps import Ctl
 from controller.api.ui import gpugrid
 from controller.api.ui.render import render
 from controller.api.ui.session import Viewer
-from controller.api.ui.sparkline import history_of
 from controller.auth.callers import Caller, may_act_on
 from controller.nodes import outside_gpus
 from controller.store import job_query
@@ -100,7 +99,6 @@ def overview(request: Request, viewer: Viewer, ctl: Ctl) -> HTMLResponse:
     jobs = infos([r for r in rows if r.state != "PENDING"])
     with ctl.db.read() as s:
         usage = usage_of(s, [j.job_id for j in jobs if j.state == "RUNNING" and j.gpus])
-    history_of(request.app.state).observe(usage.values())  # the job pages' sparklines
     grid = gpugrid.gpu_cells(visible_nodes(ctl, viewer), jobs, usage)
     pending = Counter(_reason(r)[0] for r in rows if r.state == "PENDING")
     return render(
