@@ -27,8 +27,9 @@ import pwd
 import signal
 
 from cli.json_out import epoch
-from cli.sacct_format import _job_mem, _reason
+from cli.sacct_format import _reason
 from cli.squeue_format import node_list
+from slurmlite.seff import job_mem_mib
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def _user_name(uid: int | None) -> str | None:
 
 def _job_tres(job: JobInfo, allocated: bool) -> list[dict[str, Any]]:
     nodes = len(job.nodes) if allocated else job.num_nodes
-    out = [tres("cpu", job.num_cpus), tres("mem", _job_mem(job))]
+    out = [tres("cpu", job.num_cpus), tres("mem", job_mem_mib(job))]
     if allocated:
         out.append(tres("energy", None))
     out += [tres("node", nodes), tres("billing", job.num_cpus)]

@@ -45,6 +45,7 @@ from cli.format_fields import Column, atoi, cut_plus, find_field, join, justify,
 from cli.format_fields import header_lines as fields_header
 from slurmlite import hostlist, states, timefmt
 from slurmlite.errors import CommandLineError
+from slurmlite.seff import job_mem_mib
 
 TYPE_CHECKING = False  # importing typing costs a command ~3 ms (annotations are strings)
 
@@ -204,18 +205,6 @@ def _job_exit_code(job: JobInfo) -> str:
     return _exit_code(job.exit_code)
 
 
-def _job_mem(job: JobInfo) -> int:
-    if job.alloc:
-        return sum(a.mem for a in job.alloc)
-    if job.mem_per_node:
-        return job.mem_per_node * job.num_nodes
-    if job.mem_per_cpu:
-        return job.mem_per_cpu * job.num_cpus
-    if job.mem_per_gpu:
-        return job.mem_per_gpu * job.gpus
-    return 0
-
-
 def _tres(cpus: int, mem: int, nodes: int, gpus: int, billing: int | None, convert: bool) -> str:
     """``billing=1,cpu=1,gres/gpu=2,mem=1000M,node=1`` (names in alphabetical order)."""
     parts = [] if billing is None else [f"billing={billing}"]
@@ -280,9 +269,9 @@ def _job_values() -> dict[str, _JobGetter]:
         "NCPUS": lambda j, c: j.num_cpus,
         "ReqCPUS": lambda j, c: j.num_cpus,
         "AllocNodes": lambda j, c: str(len(j.nodes) if _started(j) else 0),
-        "AllocTRES": lambda j, c: _tres(j.num_cpus, _job_mem(j), len(j.nodes), j.gpus, j.num_cpus,
+        "AllocTRES": lambda j, c: _tres(j.num_cpus, job_mem_mib(j), len(j.nodes), j.gpus, j.num_cpus,
                                          c.convert) if _started(j) else None,
-        "ReqTRES": lambda j, c: _tres(j.num_cpus, _job_mem(j), j.num_nodes, j.gpus, j.num_cpus,
+        "ReqTRES": lambda j, c: _tres(j.num_cpus, job_mem_mib(j), j.num_nodes, j.gpus, j.num_cpus,
                                        c.convert),
         "Cluster": lambda j, c: c.cluster,
         "Comment": lambda j, c: j.comment,
@@ -312,7 +301,7 @@ def _job_values() -> dict[str, _JobGetter]:
         "ReqCPUFreqGov": lambda j, c: "Unknown",
         "ReqCPUFreqMax": lambda j, c: "Unknown",
         "ReqCPUFreqMin": lambda j, c: "Unknown",
-        "ReqMem": lambda j, c: convert_mb(_job_mem(j), c.convert) if _job_mem(j) else None,
+        "ReqMem": lambda j, c: convert_mb(job_mem_mib(j), c.convert) if job_mem_mib(j) else None,
         "ReqNodes": lambda j, c: str(j.num_nodes),
         "Reserved": lambda j, c: _reserved(j, c.now),
         "Restarts": lambda j, c: j.restarts,

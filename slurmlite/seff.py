@@ -60,13 +60,17 @@ def kbytes_str(kbytes: float) -> str:
     return f"{kbytes / 1024**exp:.2f} {_UNITS[exp]}B"
 
 
-def _job_mem_mib(job: JobInfo) -> int:
+def job_mem_mib(job: JobInfo) -> int:
+    """The memory the job holds (or asks for), in MiB: its allocation's, else its request
+    per node, CPU or GPU (seff's "Memory Efficiency" base; sacct's ReqMem and ``mem=``)."""
     if job.alloc:
         return sum(a.mem for a in job.alloc)
     if job.mem_per_node:
         return job.mem_per_node * job.num_nodes
     if job.mem_per_cpu:
         return job.mem_per_cpu * job.num_cpus
+    if job.mem_per_gpu:
+        return job.mem_per_gpu * job.gpus
     return 0
 
 
@@ -101,7 +105,7 @@ def _cpu_mem(job: JobInfo, usage: JobUsage | None, now: float) -> list[str]:
     core_wall = walltime * ncpus
     cpu_eff = 100.0 * cput / core_wall if core_wall else 0.0
     peak_kb = (usage.max_rss_bytes if usage else 0) / 1024
-    alloc_kb = _job_mem_mib(job) * 1024
+    alloc_kb = job_mem_mib(job) * 1024
     per_cpu = bool(job.mem_per_cpu) and not job.mem_per_node
     share = alloc_kb / (ncpus if per_cpu else nnodes)
     # one node's peak against one node's share when the job spans nodes

@@ -9,6 +9,8 @@ on each device, for telling jobs' GPU processes from others (``agent.gpu_outside
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from agent.gres import GpuDevice
@@ -28,37 +30,47 @@ def normalise_name(raw: str | bytes) -> str:
     return raw.strip().lower().replace(" ", "_")
 
 
-def probe(lib: Any | None = None) -> list[GpuDevice] | None:
+@contextmanager
+def _session(lib: Any | None) -> Iterator[Any | None]:
+    """NVML initialised for one question and shut down after it; ``None`` when there is
+    no library or the init fails (NVMLError has many subclasses: any means "no driver")."""
     nv = lib if lib is not None else _load()
-    if nv is None:
-        return None
-    try:
-        nv.nvmlInit()
-    except Exception:  # NVMLError has many subclasses; any of them means "no driver here"
-        return None
-    try:
-        count = nv.nvmlDeviceGetCount()
-        out = []
-        for i in range(count):
-            h = nv.nvmlDeviceGetHandleByIndex(i)
-            uuid = nv.nvmlDeviceGetUUID(h)
-            mem = nv.nvmlDeviceGetMemoryInfo(h)
-            out.append(
-                GpuDevice(
-                    index=i,
-                    name=normalise_name(nv.nvmlDeviceGetName(h)),
-                    uuid=uuid.decode() if isinstance(uuid, bytes) else uuid,
-                    memory_mib=int(mem.total) // (1024 * 1024),
-                )
-            )
-        return out or None
-    except Exception:
-        return None
-    finally:
+    if nv is not None:
         try:
-            nv.nvmlShutdown()
+            nv.nvmlInit()
         except Exception:
-            pass
+            nv = None
+    try:
+        yield nv
+    finally:
+        if nv is not None:
+            try:
+                nv.nvmlShutdown()
+            except Exception:
+                pass
+
+
+def probe(lib: Any | None = None) -> list[GpuDevice] | None:
+    with _session(lib) as nv:
+        if nv is None:
+            return None
+        try:
+            out = []
+            for i in range(nv.nvmlDeviceGetCount()):
+                h = nv.nvmlDeviceGetHandleByIndex(i)
+                uuid = nv.nvmlDeviceGetUUID(h)
+                mem = nv.nvmlDeviceGetMemoryInfo(h)
+                out.append(
+                    GpuDevice(
+                        index=i,
+                        name=normalise_name(nv.nvmlDeviceGetName(h)),
+                        uuid=uuid.decode() if isinstance(uuid, bytes) else uuid,
+                        memory_mib=int(mem.total) // (1024 * 1024),
+                    )
+                )
+            return out or None
+        except Exception:
+            return None
 
 
 def compute_processes(lib: Any | None = None) -> dict[int, list[int]] | None:
@@ -66,29 +78,20 @@ def compute_processes(lib: Any | None = None) -> dict[int, list[int]] | None:
 
     A device NVML cannot ask (``NotSupported``, a lost GPU) lists no process:
     this feeds a warning, never a decision to kill anything."""
-    nv = lib if lib is not None else _load()
-    if nv is None:
-        return None
-    try:
-        nv.nvmlInit()
-    except Exception:  # any NVMLError: no driver here
-        return None
-    try:
-        out: dict[int, list[int]] = {}
-        for i in range(nv.nvmlDeviceGetCount()):
-            try:
-                h = nv.nvmlDeviceGetHandleByIndex(i)
-                out[i] = [int(p.pid) for p in nv.nvmlDeviceGetComputeRunningProcesses(h)]
-            except Exception:
-                out[i] = []
-        return out
-    except Exception:
-        return None
-    finally:
+    with _session(lib) as nv:
+        if nv is None:
+            return None
         try:
-            nv.nvmlShutdown()
+            out: dict[int, list[int]] = {}
+            for i in range(nv.nvmlDeviceGetCount()):
+                try:
+                    h = nv.nvmlDeviceGetHandleByIndex(i)
+                    out[i] = [int(p.pid) for p in nv.nvmlDeviceGetComputeRunningProcesses(h)]
+                except Exception:
+                    out[i] = []
+            return out
         except Exception:
-            pass
+            return None
 
 
 class Sampler:

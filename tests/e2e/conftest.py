@@ -17,6 +17,7 @@ that ends with a job still running or completing passes.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import pwd
 import shutil
@@ -105,6 +106,20 @@ def wait_for(check, timeout: float = 20.0, what: str = "condition"):  # type: ig
             return value
         time.sleep(0.1)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def fake_gpu_state(tmp_path: Path, monkeypatch: Any, state: dict[str, Any]) -> Path:
+    """Write the fake GPUs' state file (``slurmlite.fakegpu``) and point
+    ``$SLURMLITE_FAKE_GPU_STATE`` at it, for the daemons started afterwards to inherit;
+    readable by the jobs' users (the file and its directory)."""
+    from slurmlite import fakegpu
+
+    path = tmp_path / "gpus.json"
+    path.write_text(json.dumps(state))
+    path.chmod(0o644)
+    tmp_path.chmod(0o755)
+    monkeypatch.setenv(fakegpu.ENV, str(path))
+    return path
 
 
 @contextmanager

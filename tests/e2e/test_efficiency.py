@@ -9,12 +9,10 @@ figures, and seff tells the user that only one of the four GPUs was used.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 
-from slurmlite import fakegpu
-from tests.e2e.conftest import local_cluster
+from tests.e2e.conftest import fake_gpu_state, local_cluster
 
 SPIN = """#!/bin/bash
 end=$((SECONDS + 4))
@@ -23,11 +21,7 @@ while [ $SECONDS -lt $end ]; do :; done
 
 
 def test_sacct_and_seff_show_what_a_four_gpu_job_used(tmp_path, monkeypatch):
-    state = tmp_path / "gpus.json"
-    state.write_text(json.dumps({"0": {"util": 90, "mem_used_mib": 2048}}))
-    state.chmod(0o644)
-    tmp_path.chmod(0o755)
-    monkeypatch.setenv(fakegpu.ENV, str(state))  # the agents started below inherit it
+    fake_gpu_state(tmp_path, monkeypatch, {"0": {"util": 90, "mem_used_mib": 2048}})
     with local_cluster(
         "slurmlite-eff-",
         nodelist="g[1-2]",

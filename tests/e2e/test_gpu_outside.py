@@ -18,17 +18,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from slurmlite import fakegpu
-from tests.e2e.conftest import Cluster, local_cluster, wait_for
+from tests.e2e.conftest import Cluster, fake_gpu_state, local_cluster, wait_for
 
 
 @contextmanager
 def one_gpu_node(tmp_path: Path, monkeypatch, policy: str) -> Iterator[tuple[Cluster, Path]]:  # type: ignore[no-untyped-def]
-    state = tmp_path / "gpus.json"
-    state.write_text("{}")
-    state.chmod(0o644)
-    tmp_path.chmod(0o755)
-    monkeypatch.setenv(fakegpu.ENV, str(state))  # the agent started below inherits it
+    state = fake_gpu_state(tmp_path, monkeypatch, {})
     with local_cluster(
         "slurmlite-outside-",
         nodelist="g1",

@@ -16,8 +16,7 @@ import json
 import re
 from pathlib import Path
 
-from slurmlite import fakegpu
-from tests.e2e.conftest import local_cluster, wait_for
+from tests.e2e.conftest import fake_gpu_state, local_cluster, wait_for
 
 
 def reason(c, job_id: int) -> str:  # type: ignore[no-untyped-def]
@@ -31,11 +30,7 @@ def warnings_in(out: Path) -> list[str]:
 
 
 def test_an_idle_job_is_flagged_cleared_by_use_then_cancelled(tmp_path, monkeypatch):
-    state = tmp_path / "gpus.json"
-    state.write_text("{}")  # every GPU idle
-    state.chmod(0o644)
-    tmp_path.chmod(0o755)
-    monkeypatch.setenv(fakegpu.ENV, str(state))  # the agents started below inherit it
+    state = fake_gpu_state(tmp_path, monkeypatch, {})  # every GPU idle
     with local_cluster(
         "slurmlite-idle-",
         nodelist="g[1-2]",

@@ -9,15 +9,12 @@ moves the counters.
 
 from __future__ import annotations
 
-import json
-
 import httpx
 import pytest
 
-from slurmlite import fakegpu
 from slurmlite.config import load_config
 from slurmlite.openmetrics import CONTENT_TYPE
-from tests.e2e.conftest import local_cluster, wait_for
+from tests.e2e.conftest import fake_gpu_state, local_cluster, wait_for
 
 parser = pytest.importorskip("prometheus_client.openmetrics.parser")
 
@@ -34,11 +31,7 @@ def samples(client: httpx.Client, path: str) -> dict[tuple[str, tuple], float]:
 
 
 def test_prometheus_sees_jobs_gpus_and_counters(tmp_path, monkeypatch):
-    state = tmp_path / "gpus.json"
-    state.write_text(json.dumps({"0": {"util": 90, "mem_used_mib": 2048}}))
-    state.chmod(0o644)
-    tmp_path.chmod(0o755)
-    monkeypatch.setenv(fakegpu.ENV, str(state))  # the agents started below inherit it
+    fake_gpu_state(tmp_path, monkeypatch, {"0": {"util": 90, "mem_used_mib": 2048}})
     with local_cluster(
         "slurmlite-metrics-",
         nodelist="g[1-2]",

@@ -20,25 +20,14 @@ import json
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-from slurmlite import fakegpu
-from tests.e2e.conftest import local_cluster, wait_for
+from tests.e2e.conftest import fake_gpu_state, local_cluster, wait_for
 
 # about 3 s of CPU time however loaded the machine is (a fixed amount of work)
 SPIN = "for ((i=0; i<3000000; i++)); do :; done"
 SCRIPT = f"""#!/bin/bash
 srun -N2 -n2 bash -c '[ "$SLURM_NODEID" = 1 ] && {{ {SPIN}; }}; true'
 """
-
-
-def gpu_state(tmp_path: Path, monkeypatch, state: dict) -> Path:  # type: ignore[type-arg]
-    path = tmp_path / "gpus.json"
-    path.write_text(json.dumps(state))
-    path.chmod(0o644)
-    tmp_path.chmod(0o755)
-    monkeypatch.setenv(fakegpu.ENV, str(path))  # the agents started below inherit it
-    return path
 
 
 def seconds(text: str) -> float:
@@ -49,7 +38,7 @@ def seconds(text: str) -> float:
 
 
 def test_a_two_node_jobs_usage_counts_both_nodes(tmp_path, monkeypatch):
-    gpu_state(tmp_path, monkeypatch, {"0": {"util": 90, "mem_used_mib": 2048}})
+    fake_gpu_state(tmp_path, monkeypatch, {"0": {"util": 90, "mem_used_mib": 2048}})
     with local_cluster(
         "slurmlite-nodes-",
         nodelist="g[1-2]",
@@ -88,7 +77,7 @@ def squeue(c, job: int) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_an_salloc_whose_gpus_idle_is_flagged_cleared_by_use_then_cancelled(tmp_path, monkeypatch):
-    state = gpu_state(tmp_path, monkeypatch, {})  # every GPU idle
+    state = fake_gpu_state(tmp_path, monkeypatch, {})  # every GPU idle
     with local_cluster(
         "slurmlite-allocidle-",
         nodelist="g[1-2]",
