@@ -122,21 +122,28 @@ def add_events(
     for name in events:
         text = subject_of(row, name, now, whole, summary)
         for to in where(row):
-            s.add(
-                OutboxRow(
-                    job_id=key,
-                    run=row.restarts,
-                    event=name,
-                    recipient=to,
-                    subject=text,
-                    created=now,
-                    next_try=now,
-                    attempts=0,
-                )
-            )
+            enqueue(s, key, row.restarts, name, to, text, now)
             added += 1
-            log.info("event=notify_recorded job=%s what=%s to=%s", key, name, to)
     return added
+
+
+def enqueue(
+    s: Session, job_id: int, run: int, event: str, recipient: str, subject: str, now: float
+) -> None:
+    """One message into the outbox, due now, in the caller's transaction."""
+    s.add(
+        OutboxRow(
+            job_id=job_id,
+            run=run,
+            event=event,
+            recipient=recipient,
+            subject=subject,
+            created=now,
+            next_try=now,
+            attempts=0,
+        )
+    )
+    log.info("event=notify_recorded job=%s what=%s to=%s", job_id, event, recipient)
 
 
 def install(

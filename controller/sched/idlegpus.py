@@ -58,11 +58,10 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select, tuple_
 
 from controller.nodes.agent_client import AgentOrder
-from controller.notify.outbox import destinations
+from controller.notify.outbox import destinations, enqueue
 from controller.sched.requeue import requeue_run
 from controller.steps.ends import running_steps
 from controller.store.models import JobRow, QosRow
-from controller.store.models_notify import OutboxRow
 from controller.store.models_usage import JobUsageRow
 from controller.store.rows import add_flag, split_list
 from slurmlite import mailtype, reasons
@@ -182,18 +181,7 @@ class IdleGpuCheck:
             return
         subject = f"Slurm Job_id={row.id} Name={row.name} {text}"
         for to in destinations(lambda: self.parts.cfg.webhook)(row):
-            s.add(
-                OutboxRow(
-                    job_id=row.id,
-                    run=row.restarts,
-                    event=EVENT,
-                    recipient=to,
-                    subject=subject,
-                    created=now,
-                    next_try=now,
-                    attempts=0,
-                )
-            )
+            enqueue(s, row.id, row.restarts, EVENT, to, subject, now)
 
     def _act(self, s: Session, row: JobRow, action: str, now: float) -> list[AgentOrder]:
         """Requeue or cancel the run; the orders that stop it on its nodes."""
