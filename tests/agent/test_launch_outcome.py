@@ -9,6 +9,7 @@ read as the job's complaint, so the start failed.  Now only the job's
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -48,5 +49,6 @@ def test_a_job_that_cannot_open_its_output_still_fails_with_its_reason(
     plain, warned = failure(42, preload=False), failure(43, preload=True)
     assert "cannot open output file" in str(plain) and "nosuchdir" in str(plain)
     # the loader's warning is neither the failure nor its reason
-    assert str(warned).replace("43", "42") == str(plain)
+    # the job id as a word only: the temp directory's random name may hold "43" too
+    assert re.sub(r"\b43\b", "42", str(warned)) == str(plain)
     assert MISSING_LIBRARY not in str(warned)
