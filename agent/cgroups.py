@@ -159,6 +159,12 @@ class JobCgroup:
                 return int(value)
         return 0
 
+    def memory_peak(self) -> int:
+        """The most memory the job's processes held together, in bytes (0: not known)."""
+        name = "memory.peak" if self.version == 2 else "memory.max_usage_in_bytes"
+        text = _read(self.path / name).strip()
+        return int(text) if text.isdigit() else 0
+
     def limit_memory(self, limit: int, no_swap: bool) -> None:
         """Cap the job's memory at ``limit`` bytes (and swap at nothing more, if asked)."""
         if self.version == 2:

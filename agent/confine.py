@@ -57,16 +57,23 @@ class LaunchError(Exception):
 
     ``detail`` is the cause in a few words for the job's record (``squeue``'s
     reason column), e.g. "User not found on host"; ``None`` when only the
-    agent's log has it."""
+    agent's log has it.  ``cause`` is the longer account for the job's
+    ``SystemComment`` (``slurmlite.failures``), e.g. "cannot open --output file
+    /x/slurm-7.out: No such file or directory"; ``None``: the detail or message says it."""
 
     exit_status = LAUNCH_FAILED_STATUS
 
     def __init__(
-        self, message: str, reason: str = LAUNCH_FAILED_REASON, detail: str | None = None
+        self,
+        message: str,
+        reason: str = LAUNCH_FAILED_REASON,
+        detail: str | None = None,
+        cause: str | None = None,
     ) -> None:
         super().__init__(message)
         self.reason = reason
         self.detail = detail
+        self.cause = cause
 
 
 def credentials(spec: Order, now: float) -> tuple[dict[str, object], JobUser | None]:

@@ -80,6 +80,7 @@ from agent.cutoff import ContactWatch, Fencing
 from agent.gpu_outside import OutsideWatch
 from agent.gres import GpuDevice, device_indices
 from agent.isolation import Isolation
+from agent.launch_causes import launch_cause
 from agent.launcher import BatchRun, Launcher, LaunchError
 from agent.orders import OrderGate, OrderRefused
 from agent.portcheck import port_warning
@@ -214,7 +215,7 @@ class AgentState(ControllerLink, CompletionSpool, StepDuties, Fencing):
         spec.environment = local_conf(spec.environment, self.cfg.path)
         try:
             if why := await run_prolog(self.cfg, self.name, spec):  # agent.scripts
-                raise PrologError(why)
+                raise PrologError(why, self.cfg.prolog or "", self.name)
             if key in self._stopped:  # terminated while its prolog ran: it never starts
                 self._stopped.discard(key)
                 now = self.clock()
@@ -240,6 +241,7 @@ class AgentState(ControllerLink, CompletionSpool, StepDuties, Fencing):
                     reason=e.reason,
                     detail=e.detail,
                     failed_script="prolog" if isinstance(e, PrologError) else None,
+                    cause=launch_cause(self.name, e),
                 )
             )
             return "failed"
@@ -311,6 +313,7 @@ class AgentState(ControllerLink, CompletionSpool, StepDuties, Fencing):
                 failed_script="epilog" if epilog_failed else None,
                 fenced=self.was_fenced(job.job_id, job.restarts),
                 usage=usage,
+                mem_peak=getattr(proc, "mem_peak", 0),
             )
         )
 

@@ -83,6 +83,7 @@ from agent.confine import (
 )
 from agent.identity import JobUser, fill_login_env
 from agent.isolation import Isolation, open_tree
+from agent.launch_causes import open_cause
 from agent.rundirs import RunDirs, fresh_file, gate_fifo
 from agent.running import BatchRun, load_meta
 from agent.wrapper import (
@@ -303,7 +304,9 @@ class Launcher(Supervisor):
             self._failed(job_dir, spec, spawn.cgroup)
             detail = _explain(lines) or "the wrapper ended early"
             log.warning("event=launch_failed job=%s detail=%r", spec.job_id, detail)
-            raise LaunchError(f"job {spec.job_id}: launch failed: {detail}")
+            raise LaunchError(
+                f"job {spec.job_id}: launch failed: {detail}", cause=open_cause(lines)
+            )
         if spawn.cgroup is not None and self.cgroups is not None:
             try:
                 self.cgroups.park_wrapper(proc.pid)  # killing the job must spare its wrapper

@@ -109,6 +109,7 @@ class BatchRun(JobSignals):
         # lines for the job's stderr found while finishing (the OOM notice): written by
         # ``wait``/``wait_async`` (in a thread there: writing as the user may take a while)
         self.notices: list[str] = []
+        self.mem_peak = 0  # bytes: the cgroup's memory peak, read when the OOM killer struck
         self._wrapper = wrapper
         if start_ticks is None and (info := stat_of(pid)):
             start_ticks = info[2]
@@ -251,6 +252,8 @@ class BatchRun(JobSignals):
         """Record the run as ended by the OOM killer (written first: survives a crash)."""
         self.status = SIG_OOM
         write_status(self.job_dir, SIG_OOM, self.restarts, OOM_REASON)
+        if self.cgroup is not None:
+            self.mem_peak = self.cgroup.memory_peak()  # for the job's SystemComment
         where = f"slurmstepd-{self.node}" if self.node else "slurmstepd"
         self.notices.append(
             f"{where}: error: Detected {kills} oom-kill event(s) in StepId={self.job_id}.batch. "

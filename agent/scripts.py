@@ -32,7 +32,7 @@ Example: ``Prolog=/etc/slurm/prolog.sh`` exits 1 for job 7 on n1 ->
 n1's log ``event=prolog_failed job=7 node=n1 why='exit status 1'`` and the
 completion ``JobCompletion(job_id=7, launch_failed=True,
 failed_script="prolog", reason="JobLaunchFailure", detail="Prolog error: exit
-status 1")``.
+status 1", cause="prolog /etc/slurm/prolog.sh failed on n1 with exit 1")``.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from pathlib import Path
 
 from agent.confine import LaunchError
 from slurmlite.config import Config
+from slurmlite.failures import prolog_failed
 from slurmlite.protocol import LaunchSpec
 from slurmlite.scriptenv import EPILOG, PROLOG, ScriptJob, script_environment
 from slurmlite.sitescript import run_site_script
@@ -56,8 +57,9 @@ ENV_FILE = "scriptenv.json"
 class PrologError(LaunchError):
     """The node's Prolog failed: the run was never started."""
 
-    def __init__(self, why: str) -> None:
-        super().__init__(f"prolog failed: {why}", detail=f"Prolog error: {why}")
+    def __init__(self, why: str, path: str = "", node: str = "") -> None:
+        cause = prolog_failed(path, node, why) if path else None  # the job's SystemComment
+        super().__init__(f"prolog failed: {why}", detail=f"Prolog error: {why}", cause=cause)
 
 
 def script_job(spec: LaunchSpec) -> ScriptJob:

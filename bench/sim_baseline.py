@@ -3,7 +3,7 @@
 The machine is one pool of ``trace.procs`` interchangeable processors, so the
 whole state is a counter of free processors, a FIFO list of waiting jobs and
 the running jobs' *estimated* ends.  The rules are those of the trace
-folder's README (``/work/shared/traces/README.md``), which the classic
+folder's README (``traces/README.md``), which the classic
 simulator pyss follows; ``slurmlite.scheduler.swf.read_trace`` has already
 turned each log line into ``(submit, run, estimate, procs)``.
 

@@ -47,7 +47,7 @@ TRACES = [
     ("lublin_256_new2.swf.gz", "exact"),
     ("LANL-CM5-1994-4.1-cln.swf.gz", "user"),
 ]
-DEFAULT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+DEFAULT_DIR = Path(__file__).resolve().parents[1] / "traces"
 
 
 def production(path: Path, mode: str, policy: str) -> tuple[float, dict]:

@@ -14,6 +14,12 @@ Waiting, as Slurm's srun and salloc report it on stderr:
   runs, ``srun: job N has been allocated resources`` (golden
   ``17_srun_label_hostname``); salloc says ``Pending job allocation N``
   first and ``Granted job allocation N`` last;
+* while it waits because of a limit the user's own running jobs hold
+  (``QOSMaxJobsPerUserLimit``, ``QOSMaxGRESPerUser``..., ``reasons.USER_LIMITS``),
+  one more line names the limit and those jobs, as ``slurmlite explain``
+  words it: ``srun: your QOS normal allows 2 running jobs per user; 2 of your
+  jobs (5,6) are running`` -- once, and again only when the reason changes
+  (slurmlite's addition; Slurm says nothing);
 * Ctrl-C (or TERM/HUP) while waiting ends the request (an allocation ended
   while pending is cancelled):
   ``srun: Job allocation N has been revoked``, exit 1; so does a job that
@@ -111,6 +117,7 @@ class Allocation:
 
     def _wait(self, sleep: Callable[[float], None]) -> Any:
         start, delay, queued = time.monotonic(), 0.05, False
+        said = "None"  # the last reason the user was told about
         while True:
             job = self._state()
             state = getattr(job, "state", None)
@@ -127,8 +134,26 @@ class Allocation:
                 if self.prog == "salloc":
                     self.info(f"Pending job allocation {self.job_id}")
                 self.info(f"job {self.job_id} queued and waiting for resources")
+            reason = getattr(job, "reason", "None")
+            if queued and reason != said:
+                said = reason
+                self._say_limit(reason)
             sleep(delay)
             delay = min(delay * 1.5, 1.0)
+
+    def _say_limit(self, reason: str) -> None:
+        """The line naming the user's own limit that holds the job (explain's words)."""
+        from slurmlite.reasons import USER_LIMITS
+
+        if self.quiet or reason not in USER_LIMITS:
+            return
+        try:
+            data = self.client.request("GET", f"/v1/jobs/{self.job_id}/explain")
+        except SlurmError:
+            return  # only a remark: the wait goes on without it
+        text = data.get("user_limit") if isinstance(data, dict) else None
+        if text:
+            self.info(text)
 
     def _cancel(self) -> None:
         """End the request: an allocation ended while pending is cancelled."""

@@ -5,8 +5,8 @@ Slurm's commands speak in a few fixed shapes, and scripts grep for them:
 * ``prog: error: <text>`` -- :func:`error` (Slurm's ``error()``);
 * ``<label>: <text>`` with no program name -- :func:`perror` (Slurm's
   ``slurm_perror``), e.g. ``slurm_load_jobs error: Invalid job id specified``;
-* ``slurm-wlm 22.05.8`` for ``--version`` (Debian's package name, golden
-  ``00_sinfo_version.txt``) -- :data:`VERSION`.
+* ``slurm-wlm 22.05.8 (slurmlite 0.1.0)`` for ``--version`` (Debian's package
+  name, golden ``00_sinfo_version.txt``, then which slurmlite) -- :func:`print_version`.
 
 Commands reach the controller only through :class:`cli.client.ControllerClient`;
 :func:`get_client` looks the class up at call time so tests can replace
@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # strings, so only type checkers need these names
 if TYPE_CHECKING:
     from cli.client import ControllerClient
 
+# The Slurm words of ``--version``: Debian's package name and the dialect spoken
+# (slurmlite.config.SLURM_VERSION, not imported here: it costs a command ~10 ms).
 VERSION = "slurm-wlm 22.05.8"
 
 EXIT_OK = 0
@@ -86,17 +88,32 @@ def exit_from(run: Callable[[list[str]], int], argv: Sequence[str] | None) -> No
     raise SystemExit(code)
 
 
+def version_line() -> str:
+    """``slurm-wlm 22.05.8 (slurmlite 0.1.0)``: what every command's ``--version``/``-V`` prints.
+
+    One line, Slurm's words first, slurmlite's in parentheses after them: the
+    tools that read a Slurm version take the second word (``split()[1]``,
+    ``awk '{print $2}'``, ``cut -d' ' -f2``: torchx, spec/clients.md) or match
+    ``slurm... N.N.N`` at the start of the first line, and all of them still get
+    ``22.05.8``; a second line would give ``awk '{print $2}'`` two words.
+    """
+    from slurmlite.version import slurmlite_version  # late: reads package metadata
+
+    return f"{VERSION} (slurmlite {slurmlite_version()})"
+
+
 def print_version(stream: TextIO | None = None) -> None:
-    print(VERSION, file=stream or sys.stdout)
+    print(version_line(), file=stream or sys.stdout)
 
 
-def answered_info(
-    opts: ParsedOptions, help_text: str, usage_text: str | None = None, end: str = "\n"
-) -> bool:
-    """``--help`` (or ``--usage`` where the command has it), else ``--version``: print it
-    and return True (the command then exits 0 without doing anything else)."""
-    if opts.flag("help") or (usage_text is not None and opts.flag("usage")):
-        print(help_text if opts.flag("help") else usage_text, end=end)
+def answered_info(opts: ParsedOptions, prog: str) -> bool:
+    """``--help`` or ``--usage``, else ``--version``: print it and return True (the
+    command then exits 0 without doing anything else).  The help pages are
+    rendered from ``prog``'s option table by :mod:`cli.help`, imported only here."""
+    if opts.flag("help") or opts.flag("usage"):
+        from cli.help import show
+
+        show(prog, "help" if opts.flag("help") else "usage")
         return True
     if opts.flag("version"):
         print_version()
@@ -117,7 +134,7 @@ def error_exit() -> int:
     return int(value) & 0xFF if value and value.lstrip("-").isdigit() else 1
 
 
-def built_or_exit(build: Callable[[], Any], prog: str, doc: str | None, dashes: str = "") -> Any:
+def built_or_exit(build: Callable[[], Any], prog: str, dashes: str = "") -> Any:
     """The parsed command of sbatch/srun/salloc, or None when nothing is left to do.
 
     ``build()`` parses the command line; its ``CommandLineError`` lines are
@@ -131,10 +148,12 @@ def built_or_exit(build: Callable[[], Any], prog: str, doc: str | None, dashes: 
     except CommandLineError as e:
         sys.exit(reported(e))
     if cmd.request == "version":
-        print(VERSION)
+        print_version()
         return None
     if cmd.request in ("help", "usage"):
-        print(doc)
+        from cli.help import show  # late: only --help/--usage load the help pages
+
+        show(prog, cmd.request)
         return None
     for line in cmd.warnings:
         print(line, file=sys.stderr)

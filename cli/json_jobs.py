@@ -201,7 +201,7 @@ def _rest(job: JobInfo, started: bool, batch: bool) -> dict[str, Any]:
         "standard_output": _path(job, job.std_out),
         "submit_time": epoch(job.submit_time),
         "suspend_time": 0,
-        "system_comment": "",
+        "system_comment": getattr(job, "system_comment", None) or "",
         "time_limit": job.time_limit,
         "time_minimum": 0,
         "threads_per_core": None,

@@ -125,7 +125,7 @@ def job_record(job: JobInfo, cluster: str) -> dict[str, Any]:
     task_str = getattr(job, "array_task_str", None)
     return {
         "account": job.account,
-        "comment": {"administrator": None, "job": job.comment or None, "system": None},
+        "comment": {"administrator": None, "job": job.comment or None, "system": job.system_comment},
         "allocation_nodes": len(job.nodes) if started else 0,
         "array": {
             "job_id": job.array_job_id or 0,

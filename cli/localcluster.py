@@ -2,7 +2,8 @@
 
 ``up`` writes ``DIR/slurm.conf`` (compressed timeouts so tests run fast,
 fake GPUs, ``DefMemPerCPU`` so jobs share nodes, ``config_overrides`` so
-each agent advertises what the config says), a private cluster key, starts
+each agent advertises what the config says, a lab's priority weights
+(:data:`LAB_PRIORITY`; all 0 with ``fifo``)), a private cluster key, starts
 one ``slurmctld`` and one ``slurmd`` per node on loopback, waits until every
 node is IDLE and writes ``DIR/env`` (``export SLURM_CONF=...``).
 
@@ -54,6 +55,7 @@ class ClusterSpec:
     extra_partitions: tuple[str, ...] = ()  # more PartitionName= lines (tests, demos)
     store_url: str | None = None  # SlurmliteStoreURL (default: SQLite under the cluster dir)
     extra_conf: tuple[str, ...] = ()  # more global Key=Value lines (tests: Prolog=...)
+    fifo: bool = False  # --fifo: every priority weight 0 (submission order), not LAB_PRIORITY
 
     @property
     def conf(self) -> Path:
@@ -171,6 +173,36 @@ def real_gpu_split(names: list[str]) -> tuple[dict[str, list[int]], str]:
     return split_devices(len(found), names), found[0].name
 
 
+# A small lab's multifactor priority, written by ``cluster up`` unless --fifo.
+# Fair-share dominates: a group that used little recently goes first, whatever
+# the queue's order (10000 is the whole range one factor can move a priority).
+# Age comes next, a tenth of that, reaching its full 1000 after PriorityMaxAge
+# (7 days), so a job from a heavy user still climbs and never starves.  Job
+# size only breaks ties (100: Slurm's default of favouring larger jobs, which
+# otherwise wait longest for a whole node).  Past usage counts half after
+# PriorityDecayHalfLife (7 days): last week's burst weighs less by next week.
+LAB_PRIORITY = (
+    "PriorityType=priority/multifactor",
+    "PriorityWeightFairshare=10000",
+    "PriorityWeightAge=1000",
+    "PriorityWeightJobSize=100",
+    "PriorityMaxAge=7-0",
+    "PriorityDecayHalfLife=7-0",
+)
+FIFO_PRIORITY = (
+    "PriorityType=priority/multifactor",
+    "PriorityWeightFairshare=0",
+    "PriorityWeightAge=0",
+    "PriorityWeightJobSize=0",
+)
+
+
+def priority_lines(fifo: bool) -> list[str]:
+    if fifo:
+        return ["# --fifo: every priority weight 0, jobs start in submission order", *FIFO_PRIORITY]
+    return ["# a small lab's priorities: fair-share first, then age, job size small", *LAB_PRIORITY]
+
+
 def render_conf(
     spec: ClusterSpec,
     names: list[str],
@@ -207,6 +239,7 @@ def render_conf(
         "SlurmdParameters=config_overrides",
         f"DefMemPerCPU={def_mem}",
         "GresTypes=gpu",
+        *priority_lines(spec.fifo),
         *spec.extra_conf,
     ]
 

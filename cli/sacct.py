@@ -49,29 +49,6 @@ if TYPE_CHECKING:  # records are client Records (tests: these dataclasses)
     from slurmlite.protocol import JobInfo, StepInfo
 
 PROG = "sacct"
-USAGE = "Usage: sacct [options]\n\tUse --help for help"
-HELP = """\
-sacct [<OPTION>]
-Show accounting data of jobs and job steps.
-  -a, --allusers            jobs of every user
-  -b, --brief               JobID, State, ExitCode only
-  -e, --helpformat          list the names usable with --format
-  -E, --endtime=time        jobs before this time (default now)
-  -j, --jobs=id[,id...]     these jobs (N, N_task, N.step); may be repeated
-      --json                the selected jobs and steps as JSON (openapi dbv0.0.38)
-  -l, --long                many columns
-      --name=names          jobs with these names
-  -n, --noheader            no header lines
-  -o, --format=fields       columns, e.g. JobID,State,Elapsed%-12 (also SACCT_FORMAT)
-  -p, --parsable            '|' after every field
-  -P, --parsable2           '|' between fields
-      --delimiter=chars     separator for -p/-P instead of '|'
-  -s, --state=states        jobs in these states during the window
-  -S, --starttime=time      jobs since this time (default midnight, or epoch with -j)
-  -u, --user=users          jobs of these users (names or uids, -1 = all)
-  -X, --allocations         job rows only, no steps
-  -V, --version             print the version
-"""
 _UNACCOUNTED = {"COMPLETING", "CONFIGURING", "RESV_DEL_HOLD", "REQUEUE_FED", "REQUEUE_HOLD",
                 "SIGNALING", "SPECIAL_EXIT", "STAGE_OUT", "STOPPED"}  # fmt: skip
 _FLAG_STATES = {"REQUEUE": ("REQUEUED", "RQ"), "RESIZING": ("RESIZING", "RS"),
@@ -355,14 +332,13 @@ def run(argv: Sequence[str]) -> int:
                 *(f"{PROG}: error:  {w}" for w in opts.positionals),
             ]
         )
-    if opts.flag("help"):
-        print(HELP, end="")
+    if opts.flag("help") or opts.flag("usage"):
+        from cli.help import show  # late: only --help/--usage load the help pages
+
+        show(PROG, "help" if opts.flag("help") else "usage")
         return 0
     if opts.flag("helpformat"):
         print(af.helpformat_text(), end="")
-        return 0
-    if opts.flag("usage"):
-        print(USAGE)
         return 0
     assert client is not None
     sel = Selection(selectors=selectors or None, states=wanted_states or None, start=start, end=end)

@@ -312,6 +312,7 @@ def _job_values() -> dict[str, _JobGetter]:
         "State": lambda j, c: _job_state(j),
         "Submit": lambda j, c: j.submit_time,
         "Suspended": lambda j, c: 0,
+        "SystemComment": lambda j, c: getattr(j, "system_comment", None),  # slurmlite.failures
         "SystemCPU": lambda j, c: "00:00:00",
         "UserCPU": lambda j, c: "00:00:00",
         "TotalCPU": lambda j, c: "00:00:00",

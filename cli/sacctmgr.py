@@ -70,25 +70,6 @@ TABLE = OptionTable(
         _o("version", "version", "V"),
     ),
 )  # fmt: skip
-HELP = """\
-sacctmgr [<OPTION>] [<COMMAND>]
-    Options:
-     -h, --help        this text             -i, --immediate   commit without asking
-     -n, --noheader    no header line        -p, --parsable    '|' after every field
-     -P, --parsable2   '|' between fields    -s, --associations  list associations too
-     -Q, --quiet       fewer messages        -r, --readonly    refuse changes
-     -v, --verbose     more messages         -V, --version     print the version
-    Commands (none: read them from stdin):
-     add|create     account|user|qos <names> [key=value ...]
-     modify|update  account|user|qos <names> [where key=value ...] set key=value ...
-     delete|remove  account|user|qos <names> [where key=value ...]
-     show|list      account|user|qos|association [names] [where ...] [format=...]
-    account keys: Description= Organization= Parent= FairShare= Priority= QOS= DefaultQOS=
-    user keys:    Account= DefaultAccount= AdminLevel= FairShare= Priority= QOS= DefaultQOS=
-    qos keys:     Description= Priority= Flags= MaxWall= MaxJobsPerUser=
-                  MaxSubmitJobsPerUser= MaxTRESPerUser= MaxTRESPerJob= UsageFactor=
-                  IdleGpuPolicy= (slurmlite: docs/idle-gpus.md; -1 removes it)
-"""
 ENTITIES = {  # verb -> ((spelling, min length, entity), ...) in Slurm's order
     "add": (("Account", 1, "account"), ("Acct", 4, "account"), ("Cluster", 2, "cluster"),
             ("Coordinator", 2, "coordinator"), ("Federation", 1, "federation"),
@@ -154,7 +135,9 @@ class Session:
         elif keyword(tag, "associations", 3):
             self.with_assoc = True
         elif keyword(tag, "help", 2):
-            print(HELP, end="")
+            from cli.help import show  # late: only help loads the help pages
+
+            show(PROG)
         elif any(keyword(tag, w, 4) for w in ("exit", "quit")) or tag == "\\q":
             self.done = True
         elif keyword(tag, "version", 4):
@@ -384,7 +367,7 @@ def interactive(session: Session) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_options(TABLE, argv_or_default(argv))
-    if answered_info(args, HELP, end=""):
+    if answered_info(args, PROG):
         return 0
     keys = ("immediate", "noheader", "parsable", "parsable2", "associations", "readonly", "quiet")
     session = Session(**{k: args.flag(k) for k in keys})

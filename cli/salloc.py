@@ -110,7 +110,6 @@ def main(argv: list[str] | None = None) -> None:
     cmd = built_or_exit(
         lambda: build_salloc(args, os.environ, os.getcwd(), _socket.gethostname(), current_umask()),
         PROG,
-        __doc__,
     )
     if cmd is None:
         return

@@ -51,7 +51,6 @@ def main(argv: list[str] | None = None) -> None:
             umask=current_umask(),
         ),
         PROG,
-        __doc__,
         dashes="--",
     )
     if cmd is None:
@@ -77,6 +76,10 @@ def main(argv: list[str] | None = None) -> None:
     elif not cmd.quiet:
         suffix = f" on cluster {cmd.cluster}" if cmd.cluster else ""
         print(f"Submitted batch job {result.job_id}{suffix}")
+    if cmd.wait:  # -W/--wait: exit with the job's exit code once it has ended
+        from cli.sbatch_wait import wait_and_exit
+
+        wait_and_exit(client, result.job_id)
 
 
 if __name__ == "__main__":

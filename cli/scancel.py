@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 
-from cli.common import VERSION, get_client, parse_options
+from cli.common import get_client, parse_options, print_version
 from slurmlite import errors
 from slurmlite.errors import SlurmError, exit_status
 from slurmlite.jobwords import split_words
@@ -57,10 +57,12 @@ def parse_id(text: str) -> int | None:
 def main(argv: list[str] | None = None) -> None:
     args = parse_options(SCANCEL, sys.argv[1:] if argv is None else argv)
     if args.flag("version"):
-        print(VERSION)
+        print_version()
         return
     if args.flag("help") or args.flag("usage"):
-        print(__doc__)
+        from cli.help import show  # late: only --help/--usage load the help pages
+
+        show(PROG, "help" if args.flag("help") else "usage")
         return
     verbose = args.count("verbose")
     ids: list[int] = []

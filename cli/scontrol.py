@@ -56,22 +56,6 @@ if TYPE_CHECKING:  # records are client Records (tests: these dataclasses)
 
 PROG = "scontrol"
 clock = time.time  # the only clock read; tests replace it
-HELP = """\
-scontrol [<OPTION>] [<COMMAND>]
-    Options:
-     -a, --all       show hidden partitions too    -d, --details  more detail
-     -o, --oneliner  one line per record           -Q, --quiet    fewer messages
-     -v, --verbose   more messages                 -V, --version  print the version
-     --json          show job|node|partition as JSON (openapi v0.0.38 records)
-    Commands (no command: read them from stdin):
-     show job [<id>] | node [<names>] | partition [<name>] | config
-     show hostnames [<hostlist>] | hostlist <names> | hostlistsorted <names>
-     update NodeName=<names> State=DRAIN|RESUME|DOWN|UNDRAIN Reason=<text>
-     update JobId=<ids> TimeLimit=|JobName=|Comment=|Partition=|Requeue=<value>
-     hold | uhold | release | requeue | requeuehold <job ids>
-     ping | version | oneliner | details | quiet | verbose | exit | quit | help
-    Not supported yet: suspend, resume, top.
-"""
 UPDATE_TAGS = (
     ("NodeName", 3, "node"), ("PartitionName", 3, "partition"), ("JobId", 3, "job"),
     ("JobNAME", 3, "job"), ("StepId", 4, "step"), ("FrontendName", 2, "frontend"),
@@ -116,6 +100,11 @@ class Session:
             self._client = get_client(PROG)
         return self._client
 
+    def help(self) -> None:
+        from cli.help import show  # late: only help loads the help pages
+
+        show(PROG)
+
     def not_supported(self, verb: str) -> None:
         self.fail(f"{PROG}: error: {verb} is not supported yet")
 
@@ -136,7 +125,7 @@ class Session:
         simple: list[tuple[str, int, Callable[[], None]]] = [
             ("details", 1, lambda: setattr(self, "details", True)),
             ("exit", 2, lambda: setattr(self, "done", True)),
-            ("help", 2, lambda: print(HELP, end="")),
+            ("help", 2, self.help),
             ("hide", 2, lambda: setattr(self, "details", False)),
             ("oneliner", 1, lambda: setattr(self, "one_liner", True)),
             ("ping", 3, self.ping),
@@ -474,7 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from slurmlite.options import SCONTROL
 
     args = parse_options(SCONTROL, argv_or_default(argv))
-    if answered_info(args, HELP, end=""):
+    if answered_info(args, PROG):
         return 0
     session = Session(
         one_liner=args.flag("oneliner"), details=bool(args.get("details")), quiet=args.flag("quiet")

@@ -192,6 +192,8 @@ def job_lines(job: JobInfo, now: float, details: bool = False) -> list[str]:
         f"Command={_null(job.command)}",
         f"WorkDir={job.work_dir}",
     ]
+    if attr(job, "system_comment"):  # why the last run ended (slurmlite.failures)
+        lines.append(f"SystemComment={job.system_comment} ")
     if job.comment:
         lines.append(f"Comment={job.comment} ")
     if batch:

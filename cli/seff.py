@@ -8,7 +8,8 @@ most one advice line.
 
 Command line, as the Perl original's: ``seff [-h] [-v] [-d] JOBID``;
 ``-h`` or a wrong argument count prints the usage and exits 1, ``-v`` the
-version (exit 1, as seff does), ``-d`` adds the raw figures.  A job the
+version (exit 1, as seff does), ``-d`` adds the raw figures; ``--help``,
+``--usage`` and ``--version`` are slurmlite's (exit 0).  A job the
 accounting does not know: ``Job not found.`` on stderr, exit 2.  ``JOBID``
 is ``N`` or an array task ``N_I``.
 
@@ -35,9 +36,20 @@ from collections.abc import Sequence
 
 from cli.common import exit_from, get_client
 from slurmlite.errors import CommandLineError, SlurmError
+from slurmlite.getopt import Getopt, OptionError, OptionTable
+from slurmlite.option_rows import row
 
 PROG = "seff"
-VERSION = "seff Version 2.1"
+VERSION = "seff Version 2.1"  # contrib/seff's words; version_text() adds slurmlite's
+
+
+def version_text() -> str:
+    """``seff Version 2.1 (slurmlite 0.1.0)``; the package metadata is read only here."""
+    from slurmlite.version import slurmlite_version
+
+    return f"{VERSION} (slurmlite {slurmlite_version()})"
+
+
 USAGE = """\
 Usage: seff [Options] <Jobid>
        Options:
@@ -45,59 +57,55 @@ Usage: seff [Options] <Jobid>
        -v    Version
        -d    Debug mode: display raw Slurm data
 """
-HELP = (
-    USAGE
-    + """
-Prints the CPU, memory and GPU efficiency of a job from its accounting
-record: CPU time over cores x wall-clock time, memory peak over memory held,
-and per GPU the mean and peak utilization and the memory peak, sampled by
-the node agents every JobAcctGatherFrequency seconds.
-
-GPU utilization is NVML's: the share of time a kernel was running on the
-GPU, not how much of the GPU the kernels used.  100 % can still leave most
-of its cores idle; a low figure does mean the GPU sat waiting.
-
-Examples:
-  seff 42          one job
-  seff 57_3        one task of array 57
-"""
+# Perl seff's three letters, plus the long options every slurmlite command has;
+# the help words and the longer explanation are in cli/help/seff.py.
+SEFF = OptionTable(
+    PROG,
+    (
+        row("", "d", key="debug"),
+        row("", "h", key="brief"),  # Perl seff's -h: the usage above, exit 1
+        row("", "v", key="short_version"),  # Perl seff's -v: the version, exit 1
+        row("help"),
+        row("usage"),
+        row("version"),
+    ),
+    try_help=False,
 )
 _ID = re.compile(r"(\d+)(?:_(\d+))?")
 
 
 def _parse(argv: Sequence[str]) -> tuple[str, bool]:
-    """(job id text, debug); prints the usage or version and leaves for -h/-v/bad use."""
-    debug, args = False, []
-    for i, arg in enumerate(argv):
-        if arg == "--":
-            args += argv[i + 1 :]
-            break
-        if arg == "--help":
-            print(HELP, end="")
-            raise SystemExit(0)
-        if arg == "--version":
-            print(VERSION)
-            raise SystemExit(0)
-        if arg.startswith("-") and len(arg) > 1:
-            for flag in arg[1:]:
-                if flag == "d":
-                    debug = True
-                elif flag == "v":
-                    print(VERSION)
-                    raise SystemExit(1)
-                elif flag == "h":
-                    print(USAGE, end="")
-                    raise SystemExit(1)
-                else:
-                    print(f"Unknown option: {flag}", file=sys.stderr)
-                    print(USAGE, end="")
-                    raise SystemExit(1)
-            continue
-        args.append(arg)
-    if len(args) != 1:
+    """(job id text, debug); prints the usage or version and leaves for -h/-v/bad use.
+
+    Each option acts when it is reached, as in the Perl original (``seff -v -h``
+    prints the version)."""
+    debug = False
+    getopt = Getopt(SEFF, argv)
+    try:
+        for occurrence in getopt:
+            key = occurrence.spec.key
+            if key == "debug":
+                debug = True
+            elif key in ("short_version", "version"):
+                print(version_text())
+                raise SystemExit(1 if key == "short_version" else 0)
+            elif key == "brief":
+                print(USAGE, end="")
+                raise SystemExit(1)
+            else:  # --help, --usage
+                from cli.help import show  # late: only --help/--usage load the help pages
+
+                show(PROG, key)
+                raise SystemExit(0)
+    except OptionError as exc:
+        name = exc.lines[0].split("'")[-2].lstrip("-") if "'" in exc.lines[0] else "?"
+        print(f"Unknown option: {name}", file=sys.stderr)
+        print(USAGE, end="")
+        raise SystemExit(1) from None
+    if len(getopt.positionals) != 1:
         print(USAGE, end="")
         raise SystemExit(1)
-    return args[0], debug
+    return getopt.positionals[0], debug
 
 
 def run(argv: Sequence[str]) -> int:

@@ -71,31 +71,6 @@ if TYPE_CHECKING:  # records are client Records (tests: these dataclasses)
     from slurmlite.protocol import NodeInfo, PartitionInfo
 
 PROG = "sinfo"
-USAGE = """\
-Usage: sinfo [OPTIONS]"""
-HELP = f"""{USAGE}
-Show partitions and the state of their nodes.
-  -a, --all                  show every partition (no hidden ones here)
-  -d, --dead                 only nodes that do not respond
-  -e, --exact                split lines on CPUs, memory, weight... too
-  -h, --noheader             no header line
-  -i, --iterate=seconds      repeat every N seconds
-  -l, --long                 longer listing (with the date first)
-  -n, --nodes=NODES          only these nodes (hostlist)
-  -N, --Node                 one line per node and partition
-  -o, --format=FORMAT        %[.][width]letter columns, e.g. "%P %a %l %D %t %N"
-  -O, --Format=FIELDS        name[:[.]width[suffix]],... e.g. "NodeList,Gres,GresUsed"
-  -p, --partition=NAMES      only these partitions
-  -r, --responding           only responding nodes
-  -R, --list-reasons         why nodes are down, drained or failing
-  -s, --summarize            one line per partition, NODES(A/I/O/T)
-  -S, --sort=KEYS            e.g. "#P,-t" (default) or "N"
-  -t, --states=STATES        e.g. idle,mix or "drain&down" (all must hold)
-      --noconvert            print sizes without K/M/G units
-      --json                 nodes and partitions as JSON (openapi v0.0.38 records)
-  -V, --version              print the version
-      --help, --usage        this text
-"""
 
 
 def _uid_of(name: str) -> int | None:
@@ -356,7 +331,7 @@ def report(client: ControllerClient, fields: list[Column], query: tuple[sf.Query
 
 def run(argv: Sequence[str]) -> int:
     opts = parse_options(SINFO, argv)
-    if answered_info(opts, HELP, USAGE):
+    if answered_info(opts, PROG):
         return 0
     if opts.flag("all") and opts.has("partition"):
         env = opts.sources.get("all") == opts.sources.get("partition") == "env"

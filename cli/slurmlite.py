@@ -2,10 +2,11 @@
 
     slurmlite cluster up --dir DIR [--nodelist 'node[1-2]'] [--cpus-per-node N]
                          [--gpus-per-node N] [--gpu-type NAME] [--mem-per-node MB]
-                         [--features LIST] [--port P|0] [--real-gpus]
+                         [--features LIST] [--port P|0] [--real-gpus] [--fifo]
     slurmlite cluster down --dir DIR
     slurmlite cluster status --dir DIR
     slurmlite keygen FILE
+    slurmlite version [-f slurm.conf]  (also --version)       (cli.slurmlite_version)
     slurmlite keys node NAMES [--dir DIR] [--key-file FILE]   (cli.slurmlite_keys)
     slurmlite explain JOBID [--json]                          (cli.slurmlite_explain)
     slurmlite check [--repair]                                (cli.slurmlite_check)
@@ -40,9 +41,35 @@ from cli.slurmlite_runs import cancel, get_group, list_group, logs, secret
 from cli.slurmlite_simulate import simulate
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        from cli.slurmlite_version import print_versions
+
+        print_versions()
+        ctx.exit(0)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--version",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_print_version,
+    help="Show versions (as 'slurmlite version') and exit.",
+)
 def main() -> None:
     """slurmlite: a miniature, Slurm-compatible workload manager."""
+
+
+@main.command("version")
+@click.option("-f", "conf_file", default=None, help="slurm.conf to read (default: $SLURM_CONF).")
+def version_command(conf_file: str | None) -> None:
+    """slurmlite's version, the Slurm dialect, the store schema (expected, and the
+    controller's store), the Python version."""
+    from cli.slurmlite_version import print_versions
+
+    print_versions(conf_file)
 
 
 @main.group()
@@ -71,6 +98,12 @@ def cluster() -> None:
     "--real-gpus", is_flag=True, help="Use the machine's GPUs through NVML instead of fake ones."
 )
 @click.option("--timeout", default=60.0, show_default=True, help="Seconds to wait for the nodes.")
+@click.option(
+    "--fifo",
+    is_flag=True,
+    help="Every priority weight 0: jobs start in submission order "
+    "(default: fair-share first, then age, job size small).",
+)
 def cluster_up(
     directory: Path,
     nodelist: str,
@@ -82,6 +115,7 @@ def cluster_up(
     port: int,
     real_gpus: bool,
     timeout: float,
+    fifo: bool,
 ) -> None:
     """Write DIR/slurm.conf, start slurmctld and one slurmd per node, wait until IDLE."""
     from cli.localcluster import ClusterError, ClusterSpec, up
@@ -96,6 +130,7 @@ def cluster_up(
         features=features,
         port=port,
         real_gpus=real_gpus,
+        fifo=fifo,
     )
     try:
         click.echo(up(spec, timeout))
@@ -158,7 +193,7 @@ main.add_command(report)
 @main.command("ui")
 @click.option("-f", "conf_file", default=None, help="slurm.conf to read (default: $SLURM_CONF).")
 def ui_command(conf_file: str | None) -> None:
-    """Print a one-time login link to the web dashboard (cli.slurmlite_ui)."""
+    """Print a one-time login link to the web dashboard."""
     from cli.slurmlite_ui import ui
 
     ui(conf_file)
@@ -170,6 +205,26 @@ def node_run_command() -> None:
     from cli.slurmlite_noderun import node_run
 
     node_run()
+
+
+# One line each in `slurmlite --help` (click would cut longer first sentences with "...").
+SHORT_HELP = {
+    "archive": "Read the job archives that PurgeJobAfter writes.",
+    "cluster": "Start, stop and inspect a local cluster.",
+    "explain": "Explain why a job is pending, or why it ended.",
+    "logs": "Print the output of a run's attempt or of a batch job.",
+    "report": "Jobs, GPU/CPU-hours, waits and success rate per user or account.",
+    "run": "Run the workload of a YAML file as a batch job.",
+    "secret": "Your secrets, handed to your runs as variables.",
+    "simulate": "Replay a workload trace through the scheduler.",
+    "version": "Show slurmlite's, Slurm's, the store's and Python's versions.",
+}
+for _name, _text in SHORT_HELP.items():
+    if _name in main.commands:
+        main.commands[_name].short_help = _text
+cluster.commands["up"].short_help = "Start a local cluster in DIR; wait until its nodes are IDLE."
+cluster.commands["down"].short_help = "Cancel the cluster's jobs and stop its daemons."
+secret.commands["set"].short_help = "Set NAME to the value read from standard input."
 
 
 if __name__ == "__main__":

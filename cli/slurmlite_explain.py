@@ -21,6 +21,17 @@ as the API gives it.  Example::
     It would start sooner:
       with --time=1:00:00 it would start at 2026-11-30T12:00:00 (now) instead of 2026-11-30T15:00:00
 
+A job that can never run as asked says ``Estimated start: never, as asked``
+and lists under "Blocked by" the limits it exceeds, the one to fix first on
+top, each with the request that would fit::
+
+    Estimated start: never, as asked
+    Blocked by:
+      partition debug has 2 nodes; ask for -N 2 or fewer
+
+A job held back by its user's own QOS limit names it there too, e.g.
+``your QOS normal allows 1 running job per user; 1 of your jobs (4) is running``.
+
 A job that is not pending gets one line saying how it stands.
 """
 
@@ -101,7 +112,10 @@ def render(data: dict[str, Any]) -> str:
             f"{data['partition']}); {ahead} eligible job{'s' * (ahead != 1)} ahead of it"
         )
     start = data["estimated_start"]
-    if data["starts_now"]:
+    never = data.get("never") or []
+    if never:
+        lines.append("Estimated start: never, as asked")
+    elif data["starts_now"]:
         lines.append("Estimated start: now (the next scheduling pass starts it)")
     else:
         on = f" on {compress_sorted(data['planned_nodes'])}" if data["planned_nodes"] else ""
@@ -113,13 +127,17 @@ def render(data: dict[str, Any]) -> str:
     if lacking:
         lines.append("What it lacks now:")
         lines += [f"  {n['node']}: {'; '.join(n['problems'])}" for n in lacking]
-    if data["blockers"]:
+    limit = [data["user_limit"]] if data.get("user_limit") else []
+    if never or limit or data["blockers"]:
+        # the first line is the one to act on: the limit never met, then the user's own limit
         lines.append("Blocked by:")
+        lines += [f"  {text}" for text in [*never, *limit]]
         lines += [f"  {_blocker(b, when)}" for b in data["blockers"]]
     if data["suggestions"]:
         lines.append("It would start sooner:")
         for s in data["suggestions"]:
             instead = fmt_timestamp(start) if start is not None else "an unknown time"
+            instead = "never" if never else instead
             lines.append(
                 f"  with {s['flag']} it would start at {when(s['start'])} instead of {instead}"
             )

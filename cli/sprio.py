@@ -59,31 +59,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 PROG = "sprio"
-USAGE = """\
-Usage: sprio [-j jid[s]] [-u user_name[s]] [-o format] [-p partitions]
-   [--federation] [--local] [--sibling] [--usage] [-hlnvVw]"""
-HELP = """\
-Usage: sprio [OPTIONS]
-      --federation                display jobs in federation if a member of one
-  -h, --noheader                  no headers on output
-  -j, --jobs                      comma separated list of jobs
-                                  to view, default is all
-      --local                     display jobs on local cluster only
-  -l, --long                      long report
-  -M, --cluster=cluster_name      cluster to issue commands to (accepted, ignored)
-  -n, --norm                      display normalized values
-  -o, --format=format             format specification
-  -S, --sort=fields               sort by these format letters (default: i)
-      --sibling                   display job records separately for each federation cluster
-  -p, --partition=partition_name  comma separated list of partitions
-  -u, --user=user_name            comma separated list of users to view
-  -v, --verbose                   verbosity level
-  -V, --version                   output version information and exit
-  -w, --weights                   show the weights for each priority factor
-
-Help options:
-  --help                          show this help message
-  --usage                         display a brief summary of sprio options"""
 BASIC = (
     "You are not running a supported priority plugin\n({}).\n"
     "Only 'priority/multifactor' is supported."
@@ -196,14 +171,17 @@ def _parse(argv: Sequence[str]) -> Any:
     if words and args.has("jobs") and args.get("jobs") is None:
         args.values["jobs"] = words.pop(0)
     if words:
-        raise CommandLineError([f"{PROG}: error: Unrecognized option: {words[0]}\n{USAGE}"])
+        from cli.help import text  # late: the usage is rendered from the option table
+
+        usage = text(PROG, "usage").rstrip("\n")
+        raise CommandLineError([f"{PROG}: error: Unrecognized option: {words[0]}\n{usage}"])
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parse(argv_or_default(argv))
-        if answered_info(args, HELP, USAGE):
+        if answered_info(args, PROG):
             return 0
         ids = parse_job_ids(args.get("jobs")) if args.get("jobs") else None
     except CommandLineError as exc:

@@ -69,28 +69,6 @@ VALID_STATES = (
     "BOOT_FAIL,DEADLINE,OUT_OF_MEMORY,COMPLETING,CONFIGURING,RESIZING,RESV_DEL_HOLD,"
     "REQUEUED,REQUEUE_FED,REQUEUE_HOLD,REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED"
 )
-USAGE = """\
-Usage: squeue [-A account] [--clusters names] [-i seconds] [--job jobid]
-              [-n name] [-o format] [-p partitions] [--qos qos]
-              [--reservation reservation] [--sort fields] [--start]
-              [--step step_id] [-t states] [-u user_name] [--usage]
-              [-L licenses] [-w nodes] [--federation] [--local] [--sibling]
-              [-ahjlrsv]"""
-HELP = f"""{USAGE}
-
-Show the jobs in the queue.  Main options:
-  -A, --account=accounts     only these accounts          -a, --all      (no effect)
-  -h, --noheader             no header line               -i, --iterate=seconds
-  -j, --jobs[=ids]           only these jobs (id, id_task) -l, --long    longer listing
-  -n, --name=names           only these job names         --me           only my jobs
-  -o, --format=format        %[.][width]letter columns     -O, --Format=name[:[.]width],...
-  -p, --partition=names      only these partitions        -q, --qos=qos
-  -r, --array                one line per array task      -S, --sort=[+-]letters (P,t,-p)
-  --start                    expected start of pending jobs
-  -t, --states=states        e.g. PD,R or all             -u, --user=users
-  -w, --nodelist=hostlist    jobs on these nodes          -V, --version
-  --json                     the selected jobs as JSON (Slurm's openapi v0.0.38 records)
-"""
 
 
 class Query:
@@ -291,7 +269,10 @@ def build_query(args: Any) -> Query:
     if args.has("jobs") and jobs is None and positionals:
         jobs = positionals.pop(0)
     if positionals:
-        raise CommandLineError([f"{PROG}: error: Unrecognized option: {positionals[0]}", USAGE])
+        from cli.help import text  # late: the usage is rendered from the option table
+
+        usage = text(PROG, "usage").rstrip("\n")
+        raise CommandLineError([f"{PROG}: error: Unrecognized option: {positionals[0]}", usage])
     if jobs is not None:
         q.job_ids = parse_job_list(jobs)
     if args.has("iterate"):
@@ -418,7 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from slurmlite.options import SQUEUE
 
     args = parse_options(SQUEUE, argv_or_default(argv))
-    if answered_info(args, HELP, USAGE):
+    if answered_info(args, PROG):
         return 0
     try:
         q = build_query(args)

@@ -35,25 +35,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 PROG = "sreport"
-USAGE = "Usage: sreport [-n] [-p|-P] [-t format] [-T tres] <report type> <report> [options]"
-HELP = """\
-sreport [<OPTION>] [<COMMAND>]
-Valid <OPTION> values are:
-    -n, --noheader  no header lines
-    -p, --parsable  '|' after every field
-    -P, --parsable2 '|' between fields
-    -t <time_format> Seconds, Minutes, Hours, Percent, SecPer, MinPer, HourPer
-    -T, --tres=<tres> cpu (default), gres/gpu, or a comma list of them, or ALL
-    -h, --help      this text
-    -V, --version   print the version
-
-  <COMMAND> is one of:
-    cluster Utilization [Start=<T>] [End=<T>]
-    cluster AccountUtilizationByUser [Start=<T>] [End=<T>] [Users=<L>] [Accounts=<L>]
-    user TopUsage [Start=<T>] [End=<T>] [TopCount=<N>] [Group] [Users=<L>] [Accounts=<L>]
-  Format=<fields> picks the columns (e.g. Format=Login,Used%12).
-  Times: HH:MM[:SS], MMDD[YY], MM/DD[/YY], YYYY-MM-DD[THH:MM[:SS]], now[{+|-}N[unit]].
-"""
 CLUSTER_REPORTS = (
     '"AccountUtilizationByUser", "UserUtilizationByAccount", '
     '"UserUtilizationByWckey", "Utilization", and "WCKeyUtilizationByUser"'
@@ -135,7 +116,7 @@ def _report(words: Sequence[str]) -> str:
 
 def run(argv: Sequence[str]) -> int:
     opts = parse_options(SREPORT, argv)
-    if answered_info(opts, HELP, USAGE):
+    if answered_info(opts, PROG):
         return 0
     try:
         unit_word = opts.get("time") or "minutes"

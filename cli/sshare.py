@@ -52,24 +52,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 PROG = "sshare"
-USAGE = "Usage: sshare [-a] [-A accounts] [-l] [-n] [-o format] [-p|-P] [-u users] [-U] [-V]"
-HELP = """\
-sshare [<OPTION>]
-Show the fair-share values of accounts and users.
-  -a, --all              rows of every user (default: your own)
-  -A, --accounts=list    only these accounts
-  -l, --long             also NormUsage, LevelFS, GrpTRESMins, TRESRunMins
-  -n, --noheader         no header lines
-  -o, --format=fields    columns, e.g. Account,User%12,FairShare
-  -p, --parsable         '|' after every field
-  -P, --parsable2        '|' between fields
-  -u, --users=list       rows of these users (-1: every user)
-  -U, --Users            user rows only
-  -v, --verbose          say which users and accounts are asked for
-  -V, --version          print the version
-  -h, --help             this text
-      --usage            a one-line summary
-"""
 
 
 def _row(long: str, short: str = "", arg: str = NO_ARG, key: str = "", **kw: object) -> OptionSpec:
@@ -113,7 +95,7 @@ def _caller() -> str:
 
 def run(argv: Sequence[str]) -> int:
     opts = parse_options(SSHARE, argv)
-    if answered_info(opts, HELP, USAGE):
+    if answered_info(opts, PROG):
         return 0
     chosen = sf.parse_fields(opts.list("format")) if opts.has("format") else None
     users: set[str] | None = _names(opts.list("users"))

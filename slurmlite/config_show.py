@@ -3,7 +3,8 @@
 Each known slurm.conf key with Slurm's name and value format, e.g.
 ``PriorityMaxAge = 7-00:00:00`` (minutes shown as a duration),
 ``KillWait = 30 sec``, ``PriorityFavorSmall = No``, unset values as
-``(null)``; sorted by name, slurmlite's own keys last.
+``(null)``; sorted by name, slurmlite's own keys last (``SlurmliteVersion``
+from the package metadata among them).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 
 from slurmlite.config import GLOBAL_KEYS, PRIORITY_WEIGHT_KEYS, SLURM_VERSION, Config
 from slurmlite.timefmt import fmt_limit_fixed
+from slurmlite.version import slurmlite_version
 
 
 def config_items(cfg: Config) -> list[tuple[str, str]]:
@@ -19,7 +21,9 @@ def config_items(cfg: Config) -> list[tuple[str, str]]:
     sorted by name as Slurm prints them, then the slurmlite extensions."""
     import pwd
 
+    # the Slurm dialect spoken, and (with slurmlite's own keys) which slurmlite speaks it
     items = {"SLURM_CONF": cfg.path, "SLURM_VERSION": SLURM_VERSION}
+    items["SlurmliteVersion"] = slurmlite_version()
     for key, attr, kind in GLOBAL_KEYS.values():
         value = getattr(cfg, attr)
         if isinstance(value, bool):

@@ -23,6 +23,11 @@ Reading a row: ``row("time", "t", REQ, env="SBATCH_TIMELIMIT")`` is
 sbatch's table names most of its rows -- those it shares with srun and salloc
 -- by their long names, in its own order; its own rows stand among them.
 Sources: the 22.05 man pages and the commands' long-option arrays (facts only).
+
+``--help`` and ``--usage`` are rendered from these tables by ``cli.help``,
+with each option's value name, description and group kept in
+``cli/help/<command>.py``: a row added here needs its help words there
+(``tests/cli/test_help.py`` fails otherwise).
 """
 
 from __future__ import annotations
@@ -72,7 +77,7 @@ SBATCH = command_table(
         flag_row("requeue", "", env="SBATCH_REQUEUE"),
         "reservation signal sockets-per-node spread-job switches tasks-per-node test-only",
         "thread-spec threads-per-core time time-min tmp uid use-min-nodes verbose version usage",
-        flag_row("wait", "W", UNS, env="SBATCH_WAIT"),
+        flag_row("wait", "W", env="SBATCH_WAIT"),  # cli.sbatch_wait
         "wait-all-nodes wckey",
         row("wrap", "", REQ),
     ),

@@ -237,6 +237,8 @@ class JobInfo:
     derived_exit_code: int | None = None
     restarts: int = 0
     restart_causes: str = ""  # slurmlite: why each restart happened (slurmlite.restarts)
+    # why the last run ended, in words (slurmlite.failures): scontrol's SystemComment
+    system_comment: str | None = None
     command: str | None = None
     std_out: str | None = None
     std_err: str | None = None

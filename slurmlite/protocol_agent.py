@@ -85,6 +85,9 @@ class JobCompletion:
     # not the job's own end; the controller requeues the job if it still runs here
     fenced: bool = False
     usage: UsageSummary | None = None  # the run's final usage on this node (sampled at the end)
+    # why the run never started, as a sentence for the job's SystemComment (slurmlite.failures)
+    cause: str | None = None
+    mem_peak: int = 0  # bytes: the cgroup's memory peak of a run the OOM killer ended (0: unknown)
 
 
 @dataclass

@@ -114,6 +114,9 @@ class JobExplanation:
     suggestions: list[Suggestion] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     waits_for: list[str] = field(default_factory=list)  # dependency and --begin
+    # the limits it can never meet as asked, each with the request that fits; first = the fix
+    never: list[str] = field(default_factory=list)
+    user_limit: str = ""  # the per-user QOS limit holding it and which running jobs hold it
 
 
 _NESTED.update(

@@ -91,6 +91,18 @@ QOS_MAX_CPU_PER_USER = "QOSMaxCpuPerUserLimit"  # MaxTRESPerUser cpu: its user h
 QOS_MAX_MEMORY_PER_USER = "QOSMaxMemoryPerUser"  # MaxTRESPerUser mem: its user holds enough
 QOS_MAX_NODE_PER_USER = "QOSMaxNodePerUserLimit"  # MaxTRESPerUser node: its user holds enough
 QOS_MAX_GRES_PER_USER = "QOSMaxGRESPerUser"  # MaxTRESPerUser gres/...: its user holds enough
+# the limits a user's own running jobs hold: when they end the job runs (a waiting
+# srun/salloc and ``slurmlite explain`` name the limit and those jobs)
+USER_LIMITS: frozenset[str] = frozenset(
+    {
+        QOS_MAX_JOBS_PER_USER,
+        QOS_MAX_CPU_PER_USER,
+        QOS_MAX_MEMORY_PER_USER,
+        QOS_MAX_NODE_PER_USER,
+        QOS_MAX_GRES_PER_USER,
+        ASSOC_MAX_JOBS_LIMIT,
+    }
+)
 
 # ------------------------------------------------------ why a job ended so
 

@@ -100,8 +100,10 @@ class SbatchCommand:
         script_args: list[str] | None = None,
         warnings: list[str] | None = None,
         ignored: list[str] | None = None,
+        wait: bool = False,
     ) -> None:
         self.fields = fields
+        self.wait = wait  # -W/--wait: sbatch stays until the job ends (cli.sbatch_wait)
         self.parsable, self.test_only, self.cluster = parsable, test_only, cluster
         self.quiet, self.verbose, self.request = quiet, verbose, request
         self.script_args = script_args or []
@@ -181,6 +183,7 @@ def build_submit(
         script_args=args[1:],
         warnings=[*directives.warnings, *env_warnings],
         ignored=opts.ignored,
+        wait=bool(opts.get("wait")),
     )
     clusters = opts.get("clusters") or opts.get("cluster")
     if isinstance(clusters, str) and clusters:

@@ -21,7 +21,8 @@ is ``-K[0|1]`` / ``--kill-on-bad-exit[=0|1]`` with an optional value.  The
 words between the rows name the rows srun and salloc share with sbatch
 (``slurmlite.option_rows``), their variables prefixed ``SLURM_`` for srun and
 ``SALLOC_`` for salloc; ``status`` is where a command's support differs.
-Sources: srun(1) and salloc(1) of Slurm 22.05 (facts only).
+Sources: srun(1) and salloc(1) of Slurm 22.05 (facts only).  Their help
+words are in ``cli/help/srun.py`` and ``cli/help/salloc.py``.
 """
 
 from __future__ import annotations

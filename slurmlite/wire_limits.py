@@ -89,6 +89,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "port": (0, 65535),
     # usage summaries (slurmlite.usage): a memory peak in bytes, a sample count, a GPU index
     "max_rss_bytes": (0, 2**63 - 1),
+    "mem_peak": (0, 2**63 - 1),  # JobCompletion: the cgroup's peak of an OOM-killed run, bytes
     **dict.fromkeys(("samples", "index"), COUNT),
 }
 

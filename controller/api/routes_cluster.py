@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import platform
+from functools import cache
 from typing import Annotated
 
 from fastapi import APIRouter, Path
@@ -24,10 +26,13 @@ from controller.api.schemas import (
     NodeUpdateModel,
     PartitionList,
     ReconfigureOut,
+    VersionInfo,
     WhoAmI,
 )
 from controller.nodes import outside_gpus
+from controller.store.migrate import head_revision, store_revision
 from slurmlite import errors
+from slurmlite.config import SLURM_VERSION
 from slurmlite.config_show import config_items
 from slurmlite.configless import served_files
 from slurmlite.conftext import ConfigError
@@ -43,6 +48,7 @@ from slurmlite.protocol import (
     from_dict,
     to_dict,
 )
+from slurmlite.version import slurmlite_version
 from slurmlite.wire_limits import INT32_MAX
 
 JobIdPath = Annotated[int, Path(ge=0, le=INT32_MAX)]
@@ -78,6 +84,26 @@ def partitions(caller: UserCaller, ctl: Ctl):
 @user_router.get("/config", response_model=ConfigItems)
 def config(caller: UserCaller, ctl: Ctl) -> ConfigItems:
     return ConfigItems(items=config_items(ctl.cfg))
+
+
+@user_router.get("/version", response_model=VersionInfo)
+def version(caller: UserCaller, ctl: Ctl) -> VersionInfo:
+    """Which slurmlite runs here, the schema it expects and the store's own revision
+    (``slurmlite version``; the store's URL is never shown, only its kind)."""
+    revision, kind = store_revision(ctl.db.engine)
+    return VersionInfo(
+        slurmlite=slurmlite_version(),
+        slurm=SLURM_VERSION,
+        python=platform.python_version(),
+        schema_head=_schema_head(),
+        store_revision=revision,
+        store_kind=kind,
+    )
+
+
+@cache
+def _schema_head() -> str:
+    return head_revision()  # Alembic reads the revision files: once per process
 
 
 @user_router.get("/config/files", response_model=ConfigFiles)

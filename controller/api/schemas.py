@@ -198,6 +198,16 @@ class Health(BaseModel):
     cluster: str
 
 
+class VersionInfo(BaseModel):
+    # ``slurmlite version``: what the controller runs and the store it runs on
+    slurmlite: str  # the package version (slurmlite.version)
+    slurm: str  # the Slurm dialect spoken, e.g. 22.05.8
+    python: str  # e.g. 3.11.9
+    schema_head: str  # the store revision this controller's code expects (Alembic head)
+    store_revision: str | None  # the revision the store is at (None: never migrated)
+    store_kind: str  # sqlite or postgresql: the URL's kind, never the URL
+
+
 # ------------------------------------------------------------------- sshare (H8)
 # answers: no request limits (RawUsage and TRESRunMins exceed 32 bits)
 from slurmlite import protocol_policy as pp  # noqa: E402

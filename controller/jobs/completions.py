@@ -25,6 +25,10 @@ What one message does, in order (``_complete_in``):
   (``controller.runs``).  A job already CANCELLED or TIMEOUT keeps its state;
   either way the COMPLETING flag is dropped, so its resources are free.
 
+The job's ``system_comment`` (SystemComment) becomes the cause this run's
+end gives (``controller.jobs.causes``): the agent's sentence for a launch
+or Prolog failure, the memory used for an OOM kill, nothing for other ends.
+
 Usage the message carries is recorded first (before any requeue), and after
 the commit a node whose Prolog or Epilog failed is drained (``drain_after``).
 """
@@ -39,6 +43,7 @@ from sqlalchemy.orm import defer
 
 from controller.accounting.usage import record_usage
 from controller.accounting.usage_history import UsageHistory
+from controller.jobs.causes import oom_cause, run_cause
 from controller.jobs.node_scripts import drain_after, prolog_failed
 from controller.runs.service import RETRIED, retry_failed
 from controller.sched.requeue import end_of_requeued_run
@@ -151,11 +156,14 @@ class CompletionRecorder:
         if row.state == "RUNNING":
             row.end_time = end
             row.exit_code = status
+            row.system_comment = run_cause(msg)  # this run's, or None
             if msg.launch_failed:
                 row.state, row.reason = "FAILED", msg.reason or reasons.JOB_LAUNCH_FAILURE
                 row.state_desc = msg.detail
             else:
                 row.state, row.reason = final_state(status)
+                if row.state == "OUT_OF_MEMORY":
+                    row.system_comment = oom_cause(row, node, msg)
                 if row.state in RETRIED and retry_failed(s, row, now):
                     return True  # a run with retries left: queued again (controller.runs)
                 if row.reason in (reasons.OUT_OF_MEMORY, reasons.RAISED_SIGNAL):

@@ -52,6 +52,7 @@ def prolog_failed(
     failed, apply that (module doc) and return True."""
     if msg.failed_script != "prolog" or row.state != "RUNNING":
         return False
+    row.system_comment = msg.cause or f"prolog failed on {node}"  # kept while requeued held
     requeue_failed_launch(s, cfg, row, now, PROLOG, node, f"{PROLOG_ERROR} on {node}")
     if row.state == "FAILED":
         row.exit_code = msg.exit_code

@@ -379,6 +379,7 @@ class JobService(CompletionRecorder):
             out.results.append(CancelResult(row.id))
             return
         row.state, row.end_time = "CANCELLED", now
+        row.system_comment = None  # this run ends by the cancel: an earlier run's cause is moot
         # an allocation has nothing on its nodes but its steps: without any it ends at once
         if not row.allocation or running_steps(s, row.id, row.restarts):
             row.flags = add_flag(row.flags, "COMPLETING")

@@ -5,7 +5,10 @@
 priority breakdown (``jobs.prio_factors``) to the pure
 ``slurmlite.scheduler.explain.explain``, whose ``JobExplanation`` is the
 answer.  Held jobs, which the scheduler's snapshot leaves out, are put back
-into it so that the report can say they are held.
+into it so that the report can say they are held; jobs still waiting for a
+dependency get the reason the last pass gave them (``Dependency``), as the
+scheduler's own pass does (``controller.sched.deps``), so that they count as
+ahead of nobody and reserve nothing.
 
 Visibility follows the job listing: with ``PrivateData=jobs`` another user's
 job is, to a non-operator, a job that does not exist -- as for an unknown id,
@@ -20,10 +23,13 @@ import dataclasses
 import json
 from typing import Any
 
+from sqlalchemy import select
+
 from controller.accounting.usage import efficiency_summary
 from controller.auth.callers import Caller
 from controller.nodes.service import NodeService
 from controller.sched import gather
+from controller.sched.explain_ended import ended_lines
 from controller.sched.explain_waits import waits_for
 from controller.store.db import Database
 from controller.store.models import JobRow
@@ -58,7 +64,7 @@ def explain_job(
                 job_id=job_id,
                 state=row.state,
                 now=now,
-                message=_not_pending(row) + _efficiency(s, row),
+                message=_not_pending(row) + ended_lines(row) + _efficiency(s, row),
                 user=row.user,
                 partition=row.partition,
                 priority=row.priority,
@@ -68,16 +74,27 @@ def explain_job(
         factors = _factors(row.prio_factors)
         waits = waits_for(s, row, now)
         dep_reason = row.reason if row.dependency else None  # the pass's reason for it
+        waiting = _dependency_reasons(s)
     snap, _current = gather.take(db, cfg, nodes, now)
+    if waiting:
+        snap = dataclasses.replace(snap, pending=gather.with_reasons(snap.pending, waiting))
     if all(j.job_id != job_id for j in snap.pending):  # held (or pending since the read)
         snap = dataclasses.replace(snap, pending=(*snap.pending, job))
     if not snap.nodes:  # take() skips the nodes when no job is eligible
         snap = dataclasses.replace(snap, nodes=gather.node_views(cfg, nodes, now))
-    answer = explain(snap, policy, job_id, factors=factors)
+    answer = explain(snap, policy, job_id, factors=factors, viewer=caller.user)
     if dep_reason in (reasons.DEPENDENCY, reasons.DEPENDENCY_NEVER_SATISFIED):
         text = REASON_TEXT.get(dep_reason, "")
         answer = dataclasses.replace(answer, reason=dep_reason, reason_text=text, starts_now=False)
     return dataclasses.replace(answer, waits_for=waits)
+
+
+def _dependency_reasons(s: Any) -> dict[int, str]:
+    """Pending jobs whose dependency is not met yet (a met one is cleared from the row)."""
+    waiting = (JobRow.state == "PENDING") & (JobRow.dependency > "")
+    rows = s.execute(select(JobRow.id, JobRow.dep_failed).where(waiting)).all()
+    never = reasons.DEPENDENCY_NEVER_SATISFIED
+    return {r[0]: never if r[1] else reasons.DEPENDENCY for r in rows}
 
 
 def _visible(cfg: Config, caller: Caller, row: JobRow) -> bool:

@@ -71,6 +71,7 @@ from controller.nodes.agent_client import AgentAddress, AgentError, AgentOrder
 from controller.nodes.reconcile import lost_nodes, vanished_here
 from controller.sched import apply
 from controller.sched.ctld_scripts import CtldScripts
+from controller.sched.end_causes import lost_cause, timeout_cause
 from controller.sched.idlegpus import IdleGpuCheck
 from controller.sched.requeue import requeue_run
 from controller.sched.warnsignal import due_warnings
@@ -81,6 +82,7 @@ from controller.store.models import JobRow, StepRow
 from controller.store.rows import add_flag, drop_flag, split_list
 from slurmlite import reasons
 from slurmlite.crashpoints import crash_point
+from slurmlite.failures import with_outcome
 from slurmlite.openmetrics import Histogram
 from slurmlite.protocol import LaunchSpec, NoteSpec, SignalSpec
 from slurmlite.restarts import NODE_FAIL
@@ -254,7 +256,8 @@ class SchedulerLoop:
             for row in s.scalars(select(JobRow).where(JobRow.state == "RUNNING")):
                 lost = lost_nodes(row, down, vanished)
                 if lost:
-                    orders += fail_job(s, row, lost, now, delay)
+                    why = self.parts.nodes.silent_for
+                    orders += fail_job(s, row, lost, now, delay, lost_cause(lost, down, now, why))
         return orders
 
     def _time_limits(self) -> list[AgentOrder]:
@@ -267,6 +270,7 @@ class SchedulerLoop:
             )
             for row in s.scalars(q):
                 row.state, row.reason, row.end_time = "TIMEOUT", reasons.TIME_LIMIT, now
+                row.system_comment = timeout_cause(row, now)  # SystemComment
                 # an allocation holds nothing on its nodes but its steps
                 if not row.allocation or running_steps(s, row.id, row.restarts):
                     row.flags = add_flag(row.flags, "COMPLETING")
@@ -387,13 +391,16 @@ async def _logged(delivery: Coroutine[Any, Any, None]) -> None:
         log.exception("event=delivery_failed")
 
 
-def fail_job(s: Session, row: JobRow, lost: set[str], now: float, delay: int) -> list[AgentOrder]:
+def fail_job(
+    s: Session, row: JobRow, lost: set[str], now: float, delay: int, cause: str = ""
+) -> list[AgentOrder]:
     """The node-failure path of running job ``row``, which lost nodes ``lost``; the orders.
 
     Its other nodes are told to terminate it; it is requeued (``requeue_delay``
     later) when it allows it, else it ends NODE_FAIL and its batch step, which no
     node will report any more, ends CANCELLED with it (as sacct shows it).
     ``controller.sched.invariants`` uses it too, for a job on nodes the store lacks.
+    ``cause`` (which node stopped answering when) becomes its SystemComment.
     """
     log.warning("event=node_fail job=%s nodes=%s", row.id, ",".join(sorted(lost)) or "none")
     orders = [
@@ -406,6 +413,8 @@ def fail_job(s: Session, row: JobRow, lost: set[str], now: float, delay: int) ->
     else:
         row.state, row.reason, row.end_time = "NODE_FAIL", reasons.NODE_DOWN, now
         end_batch_step(s, row, now)
+    if cause:
+        row.system_comment = with_outcome(cause, row.state == "PENDING")
     return orders
 
 

@@ -73,6 +73,13 @@ def current_revision(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
+def store_revision(engine: Engine) -> tuple[str | None, str]:
+    """The revision the store behind ``engine`` is at, and its kind (``sqlite``,
+    ``postgresql``): what ``slurmlite version`` shows, read-only."""
+    with engine.connect() as conn:
+        return current_revision(conn), conn.dialect.name
+
+
 def upgrade(engine: Engine) -> None:
     """Bring the store behind ``engine`` to head; a no-op when it is there."""
     with engine.begin() as conn:

@@ -101,6 +101,8 @@ class JobRow(Base):
     restarts: Mapped[int] = mapped_column(Integer, default=0)
     # why each restart happened, oldest first: "node_fail:n1,requeue:alice" (slurmlite.restarts)
     restart_causes: Mapped[str] = mapped_column(Text, default="", server_default="")
+    # why the last run ended, in words: SystemComment (slurmlite.failures, migration 0023)
+    system_comment: Mapped[str | None] = mapped_column(Text, nullable=True)
     # 1 while this run owes the controller's EpilogSlurmctld (controller.sched.ctld_scripts)
     ctld_epilog: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     work_dir: Mapped[str] = mapped_column(Text)

@@ -143,6 +143,7 @@ JOB_FIELDS: dict[str, tuple[tuple[str, ...], Maker | None]] = {
     "tasks_per_node": (("layout",), _ints),
     **{k: ((k,), _AS_IS) for k in ("batch_host", "exit_code", "derived_exit_code", "restarts")},
     "restart_causes": (("restart_causes",), _AS_IS),
+    "system_comment": (("system_comment",), _AS_IS),
     **{k: ((k,), _AS_IS) for k in ("command", "std_out", "std_err", "std_in", "comment")},
     "req_nodes": (("req_nodes",), split_list),
     "exc_nodes": (("exc_nodes",), split_list),

@@ -7,8 +7,10 @@ whose plan carries estimates) on the snapshot and reads, for one pending job:
 * its **priority** and, when the controller kept them (``jobs.prio_factors``),
   the weighted and normalised factors sprio would show;
 * its **place in the queue** (spec §4.1 order): among all pending jobs, among
-  those of its partition, and how many eligible jobs ahead of it compete for
-  the same nodes;
+  those of its partition, and how many jobs ahead of it compete for the same
+  nodes -- only those the pass starts or keeps waiting for nodes: a held job,
+  one waiting for its begin time or dependency, one held back by a QOS limit
+  or that can never run takes nothing from anyone;
 * the plan's **reason** and **estimated start** (now when the pass starts it;
   the backfill estimate; unknown beyond ``bf_window``) and planned nodes;
 * for **each node of its partition**, what it would need there (spread evenly
@@ -21,7 +23,12 @@ whose plan carries estimates) on the snapshot and reads, for one pending job:
   pass starts now on shared nodes, and, in the main pass, the higher job
   that stops its partition (reason Priority);
 * **suggestions**, each verified by re-running the pass on a changed
-  snapshot (``explain_suggest``).
+  snapshot (``explain_suggest``);
+* for a job that can **never** run as asked, the limits it exceeds, the one to
+  fix first first, each with the request that fits (``explain_limits``); such
+  a job has no other blockers (no job's end would start it);
+* for a job held back by its user's own QOS limit, which limit and which of
+  the user's running jobs hold it (``user_limit``, addressed to ``viewer``).
 
 Worked example.  Node n1 has 2 GPUs; job 1 runs on GPU 0 and 1 until 10:00
 (now 9:00); job 2 asks ``--gres=gpu:1 --time=2:00:00``::
@@ -44,6 +51,7 @@ from typing import Any
 
 from slurmlite import reasons
 from slurmlite.protocol_policy import Blocker, JobExplanation, QueuePlace
+from slurmlite.scheduler.explain_limits import never_limits, user_limit
 from slurmlite.scheduler.explain_nodes import node_lacks
 from slurmlite.scheduler.explain_suggest import PassFn, head_of_queue, pass_for, start_of, suggest
 from slurmlite.scheduler.feasibility import wait_reason
@@ -88,11 +96,13 @@ def explain(
     *,
     factors: Mapping[str, Any] | None = None,
     run_pass: PassFn | None = None,
+    viewer: str | None = None,
 ) -> JobExplanation:
     """Everything the plan says about pending job ``job_id`` (see the module docstring).
 
     ``factors``: the stored breakdown ``{"norm": {...}, "weighted": {...},
-    "direct": bool}``; ``run_pass``: the pass to ask (default ``pass_for(policy)``).
+    "direct": bool}``; ``run_pass``: the pass to ask (default ``pass_for(policy)``);
+    ``viewer``: the user asking (the job's owner reads "your QOS ...").
     """
     job = next((j for j in snapshot.pending if j.job_id == job_id), None)
     if job is None:
@@ -115,7 +125,7 @@ def explain(
         factors=flatten_factors(factors.get("weighted") or {}),
         norm_factors=flatten_factors(factors.get("norm") or {}),
         direct=bool(factors.get("direct", False)),
-        queue=queue_place(snapshot, job),
+        queue=queue_place(snapshot, job, plan),
         reason=reason,
         reason_text=REASON_TEXT.get(reason, ""),
         starts_now=started is not None,
@@ -126,9 +136,12 @@ def explain(
     partition = next((p for p in snapshot.partitions if p.name == job.partition), None)
     if partition is not None:
         out.nodes = node_lacks(snapshot, policy, job, partition.nodes)
-    out.blockers = blockers(snapshot, job, plan, start, planned, out)
+    out.never = never_limits(snapshot, policy, job) if not started else []
+    out.user_limit = user_limit(snapshot, policy, job, reason, viewer == job.user)
+    # a job that can never run waits for no job: the limits above are what blocks it
+    out.blockers = [] if out.never else blockers(snapshot, job, plan, start, planned, out)
     out.suggestions = suggest(snapshot, policy, job, start, plan, run)
-    out.notes = notes(job, reason, start, now, bool(out.suggestions))
+    out.notes = notes(job, reason, start, now, bool(out.suggestions), bool(out.never))
     return out
 
 
@@ -144,20 +157,24 @@ def flatten_factors(part: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def queue_place(snapshot: Snapshot, job: PendingJob) -> QueuePlace:
+def queue_place(snapshot: Snapshot, job: PendingJob, plan: Plan | None = None) -> QueuePlace:
     """Its 1-based position overall and in its partition, and the eligible jobs ahead
-    of it on shared nodes (held or not-yet-eligible jobs compete with nobody)."""
+    of it on shared nodes.  Jobs that cannot run now compete with nobody: held, begin
+    time to come, a dependency, and -- with the ``plan`` of the pass -- those the pass
+    passes over for a QOS limit or a request no node can hold."""
     order = queue_order(snapshot)
     index = next(i for i, j in enumerate(order) if j.job_id == job.job_id)
     partitions = {p.name: p for p in snapshot.partitions}
     members = {p.name: set(p.nodes) for p in snapshot.partitions}
     mine = members.get(job.partition, set())
     same = [j for j in order if j.partition == job.partition]
+    started = set(plan.started_ids) if plan is not None else set()
     ahead = sum(
         1
         for j in order[:index]
         if members.get(j.partition, set()) & mine
         and wait_reason(j, partitions.get(j.partition), snapshot.now) is None
+        and (plan is None or _competes(plan, started, j.job_id))
     )
     return QueuePlace(
         position=index + 1,
@@ -166,6 +183,11 @@ def queue_place(snapshot: Snapshot, job: PendingJob) -> QueuePlace:
         partition_pending=len(same),
         ahead_on_nodes=ahead,
     )
+
+
+def _competes(plan: Plan, started: set[int], job_id: int) -> bool:
+    """Does the pass start ``job_id`` or keep it waiting for nodes (not for a limit)?"""
+    return job_id in started or plan.reasons.get(job_id, reasons.NONE) in WAITING_FOR_NODES
 
 
 def blockers(
@@ -246,16 +268,32 @@ def _running(r: Any, on: set[str]) -> Blocker:
 
 
 def notes(
-    job: PendingJob, reason: str, start: float | None, now: float, suggested: bool
+    job: PendingJob,
+    reason: str,
+    start: float | None,
+    now: float,
+    suggested: bool,
+    never: bool = False,
 ) -> list[str]:
     """Plain-words remarks for what the report's numbers do not say."""
     out = []
+    if never and not job.held:
+        out.append(
+            f"as asked it can never run: change the request (`scontrol update jobid={job.job_id}`"
+            " or cancel and submit again)"
+        )
+        return out
     if job.held == reasons.JOB_HELD_USER:
         out.append(f"it is held: `scontrol release {job.job_id}` lets it be scheduled")
     elif job.held:
         out.append("it is held by an administrator: only an operator can release it")
     elif reason == reasons.BAD_CONSTRAINTS:
         out.append("no node of its partition can ever hold it: change the request")
+    elif reason in reasons.USER_LIMITS:
+        out.append(
+            f"the scheduler passes it over while its reason ({reason}) holds: it can start "
+            "once the user's jobs holding the limit end, or an administrator raises it"
+        )
     elif reason not in WAITING_FOR_NODES:
         out.append(f"the scheduler passes it over while its reason ({reason}) holds")
     elif start is None:

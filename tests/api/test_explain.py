@@ -170,3 +170,35 @@ def test_a_never_satisfied_dependency_says_so(harness):
     assert out["waits_for"] == [
         f"afterok:{first} — (failed: can never be met) job {first} is FAILED"
     ]
+
+
+def test_a_job_waiting_for_a_dependency_is_not_ahead_and_reserves_nothing(harness):
+    # Alice's first job holds every GPU for 60 min; her second, above Bob's job in the
+    # queue, waits for the first to succeed.  It cannot run before then, so Bob's 30-min
+    # job starts when the first ends, not after the dependent job's reservation.
+    h = harness
+    first = h.submit(nodes_min=2, gpus_per_node=2, time_limit=60)["job_id"]
+    h.tick()
+    then = h.submit(nodes_min=2, gpus_per_node=2, time_limit=60, dependency=f"afterok:{first}")
+    h.as_user(BOB)
+    small = h.submit(gpus_per_node=1, time_limit=30)["job_id"]
+    h.tick()
+    assert h.job(then["job_id"])["reason"] == "Dependency"
+    out = h.client.get(f"/v1/jobs/{small}/explain").json()
+    assert out["queue"]["ahead_on_nodes"] == 0
+    assert [(b["job_id"], b["kind"]) for b in out["blockers"]] == [(first, "running")]
+    assert out["estimated_start"] == h.clock() + 3600
+
+
+def test_a_job_that_can_never_run_says_never_and_the_request_that_fits(harness):
+    from cli.slurmlite_explain import render
+
+    h = harness
+    job = h.submit(nodes_min=3, time_limit=10)["job_id"]
+    h.tick()
+    out = h.client.get(f"/v1/jobs/{job}/explain").json()
+    assert out["reason"] == "PartitionNodeLimit"
+    assert out["never"] == ["partition debug has 2 nodes; ask for -N 2 or fewer"]
+    text = render(out)
+    assert "Estimated start: never, as asked\n" in text
+    assert "Blocked by:\n  partition debug has 2 nodes; ask for -N 2 or fewer\n" in text

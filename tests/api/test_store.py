@@ -50,7 +50,7 @@ def test_a_new_store_is_migrated_to_exactly_the_models_and_reopening_is_a_no_op(
     db = Database(store_url)
     try:
         with db.engine.connect() as conn:
-            assert current_revision(conn) == head_revision() == "0022"
+            assert current_revision(conn) == head_revision() == "0023"
         assert _schema_differences(db) == []
         assert _meta(db, "next_job_id") == "1"  # seeded by 0001
         with db.write() as s:

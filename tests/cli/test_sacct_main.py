@@ -17,12 +17,14 @@ from typing import Any
 import pytest
 
 from cli import sacct
+from cli.common import version_line
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import JobInfo, NodeAlloc, StepInfo
 from tests.cli.harness import FakeClient, install, unreachable
 from tests.golden_path import golden_path
 
+VERSION_OUT = version_line() + "\n"  # slurm-wlm 22.05.8 (slurmlite X)
 T0 = 1796005000.0  # 2026-11-30T02:16:40Z: the jobs of the run start here
 LIVE_NOW = 1796005759.0  # 02:29:19, when the 50_* files were captured
 FINAL_NOW = 1796005785.0  # 02:29:45, after every 60_* job ended
@@ -422,7 +424,7 @@ def test_store_unreachable(
 
 
 def test_version(fake: FakeClient, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["--version"], capsys) == ("slurm-wlm 22.05.8\n", "", 0)
+    assert run(["--version"], capsys) == (VERSION_OUT, "", 0)
 
 
 def test_helpformat_needs_no_controller(

@@ -18,7 +18,7 @@ def test_usage_and_version_exit_1_as_seff_does(capsys):
     for argv in ((), ("-h",), ("1", "2")):
         code, out, _ = run(capsys, *argv)
         assert (code, out.splitlines()[0]) == (1, "Usage: seff [Options] <Jobid>"), argv
-    assert run(capsys, "-v") == (1, "seff Version 2.1\n", "")
+    assert run(capsys, "-v") == (1, seff.version_text() + "\n", "")
 
 
 def test_long_help_explains_what_gpu_utilization_means(capsys):

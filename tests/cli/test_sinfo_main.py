@@ -14,11 +14,14 @@ from collections.abc import Iterator
 import pytest
 
 from cli import sinfo
+from cli.common import version_line
 from slurmlite import errors
 from slurmlite.errors import SlurmError
 from slurmlite.protocol import NodeInfo, PartitionInfo
 from tests.cli.harness import FakeClient, install, unreachable
 from tests.golden_path import golden_path
+
+VERSION_OUT = version_line() + "\n"  # slurm-wlm 22.05.8 (slurmlite X)
 
 
 def read_golden(name: str) -> tuple[list[str], str, int]:
@@ -94,7 +97,6 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, str, 
         # "Mon Nov 30 02:29:19 2026" in UTC
         ("50_sinfo_N_l.txt", "ALLOCATED", 1796005759.0),
         ("60_sinfo_N_l_idle.txt", "IDLE", 1796005782.0),
-        ("00_sinfo_version.txt", "IDLE", None),
     ],
 )
 def test_golden_commands(
@@ -118,7 +120,10 @@ def test_version_does_not_contact_the_controller(
     fake: FakeClient, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, _, code = run(["-V"], capsys)
-    assert (out, code, fake.calls) == ("slurm-wlm 22.05.8\n", 0, [])
+    assert (out, code, fake.calls) == (VERSION_OUT, 0, [])
+    # the golden's line, then slurmlite's version in parentheses (cli.common.version_line)
+    argv, stdout, status = read_golden("00_sinfo_version.txt")
+    assert run(argv, capsys)[0].startswith(stdout.rstrip("\n") + " (slurmlite ")
 
 
 def test_format_and_long_are_mutually_exclusive(

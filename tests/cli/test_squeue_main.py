@@ -17,6 +17,7 @@ import time
 import pytest
 
 from cli import squeue
+from cli.common import version_line
 from slurmlite.errors import (
     ESLURM_INVALID_JOB_ID,
     SLURM_COMMUNICATIONS_CONNECTION_ERROR,
@@ -25,6 +26,8 @@ from slurmlite.errors import (
 from slurmlite.protocol import JobInfo, NodeAlloc
 from tests.cli.harness import FakeClient, install
 from tests.golden_path import GOLDEN
+
+VERSION_OUT = version_line() + "\n"  # slurm-wlm 22.05.8 (slurmlite X)
 
 
 def at(hms: str) -> float:
@@ -298,7 +301,7 @@ def test_controller_error_on_single_job(fake, capsys):
 
 
 def test_version_and_unsupported_options(fake, capsys):
-    assert run(capsys, ["-V"]) == ("slurm-wlm 22.05.8\n", "", 0)
+    assert run(capsys, ["-V"]) == (VERSION_OUT, "", 0)
     assert run(capsys, ["--yaml"]) == ("", "squeue: error: --yaml is not supported yet\n", 1)
 
 

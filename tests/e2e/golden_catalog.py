@@ -5,7 +5,7 @@ in ``test_golden.py`` checks that none is forgotten and none is counted twice):
 
 * ``EXACT``: the output does not depend on job ids, times or the capture
   host, so stdout, stderr and the exit code must match byte for byte
-  (``test_golden.py``).
+  (``test_golden.py``; ``--version``'s added ``(slurmlite X)`` left out).
 * ``SHAPE``: a single submission whose output differs only in the job id;
   numbers are replaced on both sides (``test_golden.py``).
 * ``LIVE``: the golden scenario is replayed with real jobs on the session

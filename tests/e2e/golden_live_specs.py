@@ -292,6 +292,7 @@ SPECS: dict[str, Spec] = {
             "Command": "the reused job is a --wrap job, the anchor's ran timeout_job.sh",
             "ExitCode": "the reused job ignores SIGTERM (0:9), the anchor's did not (0:15)",
         },
+        drop={"SystemComment": "slurmlite's addition: why it ended (the limit, the run time)"},
     ),
     "60_sinfo_N_l_idle": Spec("fixed", dated=True, keyed=False),
     "60_squeue_after_all_done": Spec("exact"),

@@ -224,6 +224,11 @@ def test_time_limit_ends_the_job_with_timeout(cluster, jobdir):
     r = cluster.run(f"sacct -P -n -j {jid} -o JobID,State,ExitCode")
     # TERM was ignored, so KillWait later SIGKILL ended it
     assert r.stdout.splitlines() == [f"{jid}|TIMEOUT|0:0", f"{jid}.batch|CANCELLED|0:9"]
+    # the cause, with the limit and the run time (slurmlite.failures), and explain's fix
+    why = cluster.run(f"sacct -n -P -X -j {jid} -o SystemComment").stdout.strip()
+    assert re.fullmatch(r"time limit 00:01:00 reached after 00:01:0\d of run time", why), why
+    explained = cluster.run(f"slurmlite explain {jid}").stdout
+    assert "fix: ask for more --time than 00:01:00" in explained
 
 
 def test_export_controls_the_job_environment(cluster, jobdir):

@@ -29,6 +29,10 @@ def lab():
         mem_per_node=4000,
         cluster_name="policy",
         def_mem_per_cpu=500,
+        # weights 0 (cluster up --fifo): Priority=5000 below must outrank the other job,
+        # which a lab's fair-share weight (10000, once sacctmgr made root's association)
+        # would not let it do
+        fifo=True,
     ) as c:
         yield c
 

@@ -9,8 +9,7 @@ Conventions of the chapter (its last section says the same to its readers):
   ``console slow`` marks a block (LANL-CM5, slurm on lublin_256) that runs only
   with ``SLURMLITE_DOCS_ALL=1``.
 * Commands run from the checkout's root, so ``docs/examples/...`` and
-  ``../shared/traces/...`` mean what they say there (the shared folder sits
-  beside the checkout, as ``tests/golden_path.py`` has it).  The files a command
+  ``traces/...`` (the traces shipped in the repository) mean what they say there.  The files a command
   writes (``--jobs-csv``, ``--starts-csv``, ``--plot``: plain names) go to a
   temporary folder, and ``$ cat NAME`` reads them there; a block is one test.
 * Masked on both sides: the last two columns of the results table (replay
@@ -26,9 +25,6 @@ Conventions of the chapter (its last section says the same to its readers):
 * Quoted figures: outside code, every number written with four decimals
   (``595.7143``) and every whole number of five digits or more (``7,949,022``)
   appears in the output of some ``console`` block.
-
-A block that needs the traces is skipped when ``../shared/traces`` is absent,
-and fails instead under ``SLURMLITE_REQUIRE_GOLDEN=1`` (``golden_path``'s rule).
 """
 
 from __future__ import annotations
@@ -45,10 +41,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.golden_path import CHECKOUT, REQUIRE, golden_required
+from tests.golden_path import CHECKOUT
 
 DOC = CHECKOUT / "docs" / "scheduling.md"
-TRACES = CHECKOUT.parent / "shared" / "traces"
+TRACES = CHECKOUT / "traces"
 ALL = "SLURMLITE_DOCS_ALL"
 OUTPUT_OPTIONS = ("--jobs-csv", "--starts-csv", "--plot")
 FENCE = re.compile(r"^```(\S*)(.*)$")
@@ -76,7 +72,7 @@ class Block:
 
     @property
     def needs_traces(self) -> bool:
-        return any(a.startswith("../shared/") for c in self.commands for a in c.argv)
+        return any(a.startswith("traces/") for c in self.commands for a in c.argv)
 
     @property
     def name(self) -> str:
@@ -333,10 +329,7 @@ def test_a_console_block_prints_what_the_chapter_says(block, tmp_path):
     if block.slow and os.environ.get(ALL) != "1":
         pytest.skip(f"slow (LANL-CM5 or slurm on lublin_256): set {ALL}=1 to run it")
     if block.needs_traces and not TRACES.is_dir():
-        why = f"traces not available (looked in {TRACES})"
-        if golden_required():
-            pytest.fail(f"{why}; {REQUIRE}=1")
-        pytest.skip(why)
+        pytest.fail(f"the traces are missing from {TRACES}")
     for command in block.commands:
         got = masked(_run(command, tmp_path))
         want = masked(command.expected)

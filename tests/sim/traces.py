@@ -1,9 +1,7 @@
-"""The shipped SWF traces (``../shared/traces``, beside the checkout) and tiny ones.
+"""The SWF traces shipped in the repository (``traces/``) and tiny ones.
 
-Like the golden captures (``tests/golden_path.py``), the traces live beside the
-clone: a bare clone skips the tests that need them, and
-``SLURMLITE_REQUIRE_GOLDEN=1`` (set by ``.ci/run``) turns the skip into a failure.
-``swf_text`` builds a trace from short rows for the hand-worked schedules.
+``trace_path`` names a shipped trace (a missing one is a failure, not a skip:
+every clone has them). ``swf_text`` builds a trace from short rows for the hand-worked schedules.
 """
 
 from __future__ import annotations
@@ -12,19 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.golden_path import CHECKOUT, golden_required
+from tests.golden_path import CHECKOUT
 
-TRACES = CHECKOUT.parent / "shared" / "traces"
+TRACES = CHECKOUT / "traces"
 
 
 def trace_path(name: str) -> Path:
-    """A shipped trace; skips (or fails under SLURMLITE_REQUIRE_GOLDEN=1) when absent."""
+    """A shipped trace; fails the test when it is missing."""
     path = TRACES / name
     if not path.exists():
-        why = f"trace {name} not available (looked in {TRACES})"
-        if golden_required():
-            pytest.fail(why)
-        pytest.skip(why)
+        pytest.fail(f"trace {name} missing from {TRACES}")
     return path
 
 

@@ -144,7 +144,11 @@ def test_time_limit_above_partition_max_time_gets_the_max_time_suggested():
     out = _explain(snap, 1)
     assert out.reason == "PartitionTimeLimit" and out.estimated_start is None
     assert [(s.flag, s.start) for s in out.suggestions] == [("--time=1:00:00", NOW)]
-    assert out.notes == ["the scheduler passes it over while its reason (PartitionTimeLimit) holds"]
+    # as asked it can never run: the report says so and names MaxTime with the fitting --time
+    assert out.never == [
+        "partition debug allows at most 1:00:00 (MaxTime); ask for --time=1:00:00 or less"
+    ]
+    assert out.notes[0].startswith("as asked it can never run")
 
 
 def test_queue_place_and_priority_factors():

@@ -307,9 +307,9 @@ def test_sbatch_table_covers_every_real_option():
         assert status_of(SBATCH, name) == SUPPORTED, name
     for name in "wckey clusters profile propagate".split():
         assert status_of(SBATCH, name) == IGNORED, name
-    for name in "dependency begin kill-on-invalid-dep array mail-type mail-user".split():
+    for name in "dependency begin kill-on-invalid-dep array mail-type mail-user wait".split():
         assert status_of(SBATCH, name) == SUPPORTED, name
-    for name in "wait gpus-per-task reservation".split():
+    for name in "gpus-per-task reservation".split():
         assert status_of(SBATCH, name) == UNSUPPORTED, name
     # short letters of real sbatch
     assert "".join(sorted(SBATCH.shorts)) == "ABCDFGHJLMNOQSVWabcdehikmnopqstvwx"

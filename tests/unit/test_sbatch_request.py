@@ -263,8 +263,8 @@ def test_directive_errors(tmp_path):
     script(tmp_path, "#!/bin/sh\n#SBATCH --foo\ntrue\n")
     err = fails("job.sh", cwd=tmp_path)
     assert err.lines[0] == "sbatch: unrecognized option '--foo'" and err.exit_code == 255
-    script(tmp_path, "#!/bin/sh\n#SBATCH --wait\ntrue\n")
-    assert fails("job.sh", cwd=tmp_path).lines == ["sbatch: error: --wait is not supported yet"]
+    script(tmp_path, "#!/bin/sh\n#SBATCH --hint=nomultithread\ntrue\n")
+    assert fails("job.sh", cwd=tmp_path).lines == ["sbatch: error: --hint is not supported yet"]
 
 
 # -------------------------------------------------------------- the script

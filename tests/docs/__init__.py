@@ -1,0 +1,1 @@
+"""The manual checked: its links and paths exist, its ``$ `` examples run."""
