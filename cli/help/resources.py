@@ -98,3 +98,15 @@ WORDS: dict[str, tuple[str, str]] = {
     "x11": ("all|first|last", "forward X11 from the nodes"),
     "wait-all-nodes": ("0|1", "start only when every node is ready"),
 }
+
+
+# the groups that end the pages of sbatch, srun and salloc alike (in Slurm 22.05's order)
+LAST_GROUPS = (
+    (
+        "GPU scheduling options:",
+        "cpus-per-gpu gpus gpu-bind gpu-freq gpus-per-node gpus-per-socket gpus-per-task"
+        " mem-per-gpu",
+    ),
+    ("Help options:", "help usage"),
+    ("Other options:", "version"),
+)

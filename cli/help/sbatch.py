@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from cli.help import HelpPage
+from cli.help.resources import LAST_GROUPS
 from cli.help.resources import WORDS as SHARED
 from slurmlite.options import SBATCH
 
@@ -49,13 +50,7 @@ SECTIONS = (
         "sockets-per-node cores-per-socket threads-per-core extra-node-info ntasks-per-core"
         " ntasks-per-socket ntasks-per-gpu ntasks-per-tres hint mem-bind",
     ),
-    (
-        "GPU scheduling options:",
-        "cpus-per-gpu gpus gpu-bind gpu-freq gpus-per-node gpus-per-socket gpus-per-task"
-        " mem-per-gpu",
-    ),
-    ("Help options:", "help usage"),
-    ("Other options:", "version"),
+    *LAST_GROUPS,
 )
 
 PAGE = HelpPage(
